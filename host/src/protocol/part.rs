@@ -1,0 +1,98 @@
+//! Parts (§4): the A2A-shaped content of `data/add` and `data/get`.
+
+use serde::{Deserialize, Serialize};
+
+use super::description::Object;
+
+/// A part, tagged by `kind`. Unknown extra keys are ignored; `metadata` may be null.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Part {
+    /// `{"kind": "text", "text": str, "metadata"?: object}`
+    Text {
+        /// The text.
+        text: String,
+        /// The part's metadata.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Object>,
+    },
+    /// `{"kind": "data", "data": object, "metadata"?: object}`
+    Data {
+        /// The data; must be an object.
+        data: Object,
+        /// The part's metadata.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Object>,
+    },
+    /// `{"kind": "file", "file": FileWithBytes | FileWithUri, "metadata"?: object}`
+    File {
+        /// The file.
+        file: File,
+        /// The part's metadata.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Object>,
+    },
+}
+
+/// Where a file's content is: inline base64 `bytes` (tried first) or a `uri`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FileContent {
+    /// `{"bytes": <base64>}`
+    Bytes {
+        /// The content, base64-encoded.
+        bytes: String,
+    },
+    /// `{"uri": <uri>}`
+    Uri {
+        /// `file://`, `http(s)://`, or (in `data/get` answers) a relative path or other URI.
+        uri: String,
+    },
+}
+
+/// A file: FileWithBytes or FileWithUri (§4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct File {
+    /// The content.
+    #[serde(flatten)]
+    pub content: FileContent,
+    /// The media type.
+    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The file name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parts_round_trip_without_nulls() {
+        let parts: Vec<Part> = serde_json::from_value(json!([
+            {"kind": "text", "text": "hi", "metadata": null},
+            {"kind": "data", "data": {"a": 1}},
+            {"kind": "file", "file": {"uri": "file:///data/x.json", "mimeType": "application/json", "name": null}},
+            {"kind": "file", "file": {"bytes": "e30=", "name": "x.json"}, "extra": 1},
+        ]))
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&parts).unwrap(),
+            json!([
+                {"kind": "text", "text": "hi"},
+                {"kind": "data", "data": {"a": 1}},
+                {"kind": "file", "file": {"uri": "file:///data/x.json", "mimeType": "application/json"}},
+                {"kind": "file", "file": {"bytes": "e30=", "name": "x.json"}},
+            ])
+        );
+    }
+
+    #[test]
+    fn data_must_be_an_object_and_kinds_known() {
+        assert!(serde_json::from_value::<Part>(json!({"kind": "data", "data": [1]})).is_err());
+        assert!(serde_json::from_value::<Part>(json!({"kind": "video"})).is_err());
+        assert!(serde_json::from_value::<Part>(json!({"kind": "file", "file": {}})).is_err());
+    }
+}

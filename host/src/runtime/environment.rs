@@ -1,0 +1,124 @@
+//! A compiled environment: its component's `InstancePre` and its resolved description.
+
+use std::path::Path;
+
+use wasmtime::component::Component;
+use wasmtime::{Engine, Store, UpdateDeadline};
+
+use super::bindings::{EnvironmentWorld, EnvironmentWorldPre};
+use super::convert;
+use super::engine::{Limits, Runtime};
+use super::error::LoadError;
+use super::state::EpisodeState;
+use crate::protocol::description::Description;
+
+/// An environment compiled once; every episode of it is instantiated from here.
+pub struct Environment {
+    engine: Engine,
+    pre: EnvironmentWorldPre<EpisodeState>,
+    description: Description,
+    limits: Limits,
+}
+
+/// A store and the instance in it.
+pub(crate) struct Live {
+    pub(crate) store: Store<EpisodeState>,
+    pub(crate) world: EnvironmentWorld,
+}
+
+impl Environment {
+    /// Compiles the component at `path`, asks it to `describe()` itself, and resolves the
+    /// description under `name` (the card's name; `None` keeps the guest's own).
+    ///
+    /// # Errors
+    /// [`LoadError`]: the file is unreadable, not an `agentenv:environment` component, fails to
+    /// start, or describes something that cannot be served.
+    pub async fn load(
+        runtime: &Runtime,
+        path: &Path,
+        name: Option<String>,
+        limits: Limits,
+    ) -> Result<Self, LoadError> {
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_bytes(runtime, &bytes, name, limits).await
+    }
+
+    /// [`Environment::load`] from the component's bytes.
+    ///
+    /// # Errors
+    /// As [`Environment::load`].
+    pub async fn from_bytes(
+        runtime: &Runtime,
+        bytes: &[u8],
+        name: Option<String>,
+        limits: Limits,
+    ) -> Result<Self, LoadError> {
+        let component = Component::new(&runtime.engine, bytes)
+            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let pre = runtime
+            .linker
+            .instantiate_pre(&component)
+            .and_then(EnvironmentWorldPre::new)
+            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let mut live = instantiate(&runtime.engine, &pre, &limits, "describe")
+            .await
+            .map_err(|e| LoadError::Start(format!("{e:#}")))?;
+        let info = live
+            .world
+            .agentenv_environment_environment()
+            .call_describe(&mut live.store)
+            .await
+            .map_err(|e| LoadError::Start(format!("describe: {e:#}")))?;
+        let described = convert::description(info)?;
+        let name = name.unwrap_or_else(|| described.name.clone());
+        Ok(Self {
+            engine: runtime.engine.clone(),
+            pre,
+            description: described.resolve(name)?,
+            limits,
+        })
+    }
+
+    /// The resolved description.
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    /// The limits of each episode.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// A fresh store and instance, labelled `label` in the log.
+    pub(crate) async fn instantiate(&self, label: &str) -> wasmtime::Result<Live> {
+        instantiate(&self.engine, &self.pre, &self.limits, label).await
+    }
+}
+
+/// A fresh store and instance of `pre`. Instantiation runs under the CPU deadline too; each
+/// epoch tick of guest execution yields to the async runtime, and the tick that exhausts the
+/// deadline interrupts the guest.
+async fn instantiate(
+    engine: &Engine,
+    pre: &EnvironmentWorldPre<EpisodeState>,
+    limits: &Limits,
+    label: &str,
+) -> wasmtime::Result<Live> {
+    let mut store = Store::new(engine, EpisodeState::new(label.into(), limits));
+    store.limiter(EpisodeState::limiter);
+    store.epoch_deadline_callback(|mut ctx| {
+        let state = ctx.data_mut();
+        if state.ticks_left <= 1 {
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        state.ticks_left -= 1;
+        Ok(UpdateDeadline::Yield(1))
+    });
+    store.data_mut().ticks_left = limits.deadline_ticks();
+    store.set_epoch_deadline(1);
+    let world = pre.instantiate_async(&mut store).await?;
+    Ok(Live { store, world })
+}

@@ -1,0 +1,119 @@
+//! Errors at the runtime's boundary.
+
+use std::time::Duration;
+
+use wasmtime::Trap;
+
+use super::state::MemoryExhausted;
+use crate::protocol::description::DescriptionError;
+use crate::protocol::error::{Applied, CodedError};
+
+/// Why an environment could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// wasmtime refused the engine configuration or the linker.
+    #[error("wasmtime: {0}")]
+    Engine(String),
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The bytes are not a component, or it does not target `agentenv:environment`.
+    #[error("not an environment component: {0}")]
+    Compile(String),
+    /// Instantiating the component, or its `describe()`, failed.
+    #[error("the environment failed to start: {0}")]
+    Start(String),
+    /// The description cannot be served.
+    #[error("the environment's description is invalid: {0}")]
+    Description(#[from] DescriptionError),
+}
+
+impl LoadError {
+    pub(crate) fn engine(e: impl std::fmt::Display) -> Self {
+        Self::Engine(format!("{e:#}"))
+    }
+}
+
+/// How a guest failed a call without answering it. The episode's instance is discarded and the
+/// episode starts again on a fresh one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Fault {
+    /// The call ran past its CPU deadline.
+    #[error("the environment ran past its CPU deadline of {0:?}")]
+    Deadline(Duration),
+    /// The guest grew its memory past the cap.
+    #[error("the environment ran out of memory ({0})")]
+    OutOfMemory(String),
+    /// The guest trapped (a panic, `unreachable`, an out-of-bounds access...).
+    #[error("the environment trapped: {0}")]
+    Trap(String),
+}
+
+impl Fault {
+    /// Classifies the error a guest call failed with.
+    pub(crate) fn classify(error: &wasmtime::Error, deadline: Duration) -> Self {
+        if let Some(m) = error.downcast_ref::<MemoryExhausted>() {
+            return Self::OutOfMemory(m.to_string());
+        }
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => Self::Deadline(deadline),
+            Some(trap) => Self::Trap(trap.to_string()),
+            None => Self::Trap(format!("{error:#}")),
+        }
+    }
+
+    /// The coded error a caller gets: `deadline_exceeded`, `out_of_memory` or `guest_trapped`,
+    /// applied `unknown` (the episode restarted, its state with it).
+    pub fn to_coded(&self) -> CodedError {
+        let code = match self {
+            Self::Deadline(_) => "deadline_exceeded",
+            Self::OutOfMemory(_) => "out_of_memory",
+            Self::Trap(_) => "guest_trapped",
+        };
+        CodedError {
+            code: code.into(),
+            message: format!("{self}; the episode was restarted on a fresh instance"),
+            retryable: false,
+            applied: Applied::Unknown,
+            hint: None,
+            status: 500,
+        }
+    }
+}
+
+/// Why a call into an episode failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The guest answered with a coded error.
+    #[error(transparent)]
+    Guest(CodedError),
+    /// The guest failed without answering.
+    #[error(transparent)]
+    Fault(Fault),
+    /// A fresh instance could not be made.
+    #[error("the environment could not be instantiated: {0}")]
+    Instantiate(String),
+}
+
+impl CallError {
+    /// The coded error a caller gets.
+    pub fn to_coded(&self) -> CodedError {
+        match self {
+            Self::Guest(e) => e.clone(),
+            Self::Fault(f) => f.to_coded(),
+            Self::Instantiate(_) => CodedError {
+                code: "unavailable".into(),
+                message: self.to_string(),
+                retryable: true,
+                applied: Applied::No,
+                hint: None,
+                status: 503,
+            },
+        }
+    }
+}

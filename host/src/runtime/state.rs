@@ -1,0 +1,204 @@
+//! What a store holds for its episode: WASI with nothing granted, the memory cap, the call being
+//! served (for the `context` import), and the `log` import's rate limit.
+
+use std::time::Instant;
+
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::agentenv::environment::{context, log, types};
+use super::engine::Limits;
+use super::episode::CallContext;
+
+/// The error a guest's memory growth past its cap traps with.
+#[derive(Debug, thiserror::Error)]
+#[error("the guest asked for {desired} bytes of memory; its cap is {cap}")]
+pub struct MemoryExhausted {
+    /// The size the guest asked for, in bytes.
+    pub desired: usize,
+    /// The cap, in bytes.
+    pub cap: usize,
+}
+
+/// Caps the store's linear memories in total, and traps with [`MemoryExhausted`] past the cap so
+/// the host can tell an out-of-memory guest from other traps.
+struct MemoryCap {
+    cap: usize,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.cap {
+            return Err(MemoryExhausted {
+                desired,
+                cap: self.cap,
+            }
+            .into());
+        }
+        let _ = current;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= TABLE_ELEMENTS_CAP)
+    }
+}
+
+/// The most elements a guest table may grow to.
+const TABLE_ELEMENTS_CAP: usize = 1 << 20;
+
+/// Guest log records allowed per second (a token bucket of this size, refilled continuously).
+const LOG_RECORDS_PER_SECOND: f64 = 100.0;
+
+/// A token bucket for the `log` import.
+struct LogBudget {
+    tokens: f64,
+    last: Instant,
+    dropped: u64,
+}
+
+impl LogBudget {
+    fn new() -> Self {
+        Self {
+            tokens: LOG_RECORDS_PER_SECOND,
+            last: Instant::now(),
+            dropped: 0,
+        }
+    }
+
+    /// Takes a token; false (and counts a drop) when none is left.
+    fn take(&mut self) -> bool {
+        let now = Instant::now();
+        let refill = now.duration_since(self.last).as_secs_f64() * LOG_RECORDS_PER_SECOND;
+        self.tokens = (self.tokens + refill).min(LOG_RECORDS_PER_SECOND);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            self.dropped += 1;
+            false
+        }
+    }
+}
+
+/// The data of one episode's store.
+pub struct EpisodeState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    memory: MemoryCap,
+    log: LogBudget,
+    /// The episode's name in the host's log.
+    label: String,
+    /// The call being served, when it is a tool or extension call.
+    pub(crate) call: Option<CallContext>,
+    /// Epoch ticks the current call may still run.
+    pub(crate) ticks_left: u64,
+}
+
+impl EpisodeState {
+    /// A state with no WASI grants: no filesystem, network, environment variables or stdio.
+    pub fn new(label: String, limits: &Limits) -> Self {
+        Self {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            memory: MemoryCap {
+                cap: limits.memory_bytes,
+            },
+            log: LogBudget::new(),
+            label,
+            call: None,
+            ticks_left: 0,
+        }
+    }
+
+    /// The store's resource limiter.
+    pub fn limiter(&mut self) -> &mut dyn ResourceLimiter {
+        &mut self.memory
+    }
+}
+
+impl WasiView for EpisodeState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl types::Host for EpisodeState {}
+
+impl context::Host for EpisodeState {
+    fn current(&mut self) -> Option<context::CallContext> {
+        self.call.as_ref().map(|c| context::CallContext {
+            caller: context::Caller {
+                role: c.caller.role.clone(),
+                session: c.caller.session.clone(),
+            },
+            tool: c.tool.clone(),
+            arguments: c.arguments.clone(),
+            call_id: c.call_id.clone(),
+        })
+    }
+}
+
+impl log::Host for EpisodeState {
+    fn write(&mut self, level: log::Level, message: String, fields: Option<String>) {
+        if !self.log.take() {
+            return;
+        }
+        let dropped = std::mem::take(&mut self.log.dropped);
+        let episode = self.label.as_str();
+        let fields = fields.unwrap_or_default();
+        match level {
+            log::Level::Trace => {
+                tracing::trace!(target: "guest", episode, dropped, fields, "{message}");
+            }
+            log::Level::Debug => {
+                tracing::debug!(target: "guest", episode, dropped, fields, "{message}");
+            }
+            log::Level::Info => {
+                tracing::info!(target: "guest", episode, dropped, fields, "{message}");
+            }
+            log::Level::Warn => {
+                tracing::warn!(target: "guest", episode, dropped, fields, "{message}");
+            }
+            log::Level::Error => {
+                tracing::error!(target: "guest", episode, dropped, fields, "{message}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_budget_drops_bursts_and_counts_them() {
+        let mut budget = LogBudget::new();
+        let kept = (0..150).filter(|_| budget.take()).count();
+        assert!((100..=101).contains(&kept), "kept {kept}");
+        assert!(budget.dropped >= 49);
+    }
+
+    #[test]
+    fn memory_past_the_cap_traps_with_a_typed_error() {
+        let mut cap = MemoryCap { cap: 1 << 20 };
+        assert!(cap.memory_growing(0, 1 << 20, None).unwrap());
+        let e = cap.memory_growing(1 << 20, 2 << 20, None).unwrap_err();
+        assert!(e.downcast_ref::<MemoryExhausted>().is_some());
+    }
+}

@@ -1,0 +1,11 @@
+//! Resolving file parts for `data/add` (§4): the host fetches every file before the guest sees
+//! it, so a guest only ever gets bytes and never needs a filesystem or a network.
+//!
+//! - inline `bytes`: base64-decoded;
+//! - `file://`: read through cap-std, only under the allowed data roots (a path that leaves them,
+//!   by `..` or a symlink, is refused);
+//! - `http://`, `https://`: fetched with a timeout, redirects followed, size capped.
+
+mod resolver;
+
+pub use resolver::{Resolver, TransferConfig, TransferError};

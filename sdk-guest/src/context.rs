@@ -1,0 +1,49 @@
+//! [`ToolContext`]: who is calling, read from the host's `context` import.
+
+use serde_json::Value;
+
+use crate::bindings::agentenv::environment::context;
+
+/// Who is calling (spec §6).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// The caller's role: trimmed, and `None` for no role, `""` or `"default"`.
+    pub role: Option<String>,
+    /// Tells callers with one role apart: the gateway's session key, or the MCP session id of a
+    /// direct caller.
+    pub session: Option<String>,
+}
+
+/// The call being served, the reference SDK's `ToolContext`.
+///
+/// A `#[tool]` or `#[extension]` method gets it by declaring a parameter of this type (any name);
+/// it never appears in the input schema. Other code reads it with [`ToolContext::current`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolContext {
+    /// Who is calling.
+    pub caller: Caller,
+    /// The tool's name as served (`None` outside a call); for an extension, `<uri>#<op>`.
+    pub tool: Option<String>,
+    /// The arguments as received, before validation (`Null` outside a call).
+    pub arguments: Value,
+    /// A fresh id of this call, 32 lowercase hex digits (`None` outside a call).
+    pub call_id: Option<String>,
+}
+
+impl ToolContext {
+    /// The context of the call being served; an empty context outside any tool or extension call.
+    pub fn current() -> Self {
+        let Some(c) = context::current() else {
+            return Self::default();
+        };
+        Self {
+            caller: Caller {
+                role: c.caller.role,
+                session: c.caller.session,
+            },
+            tool: Some(c.tool),
+            arguments: serde_json::from_str(&c.arguments).unwrap_or(Value::Null),
+            call_id: Some(c.call_id),
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Data-plane parts (spec §4), as the guest sees them.
+
+use serde_json::{Map, Value};
+
+use crate::bindings::agentenv::environment::types as wit;
+use crate::error::EnvError;
+
+/// A part of data-plane content.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Part {
+    /// Plain text.
+    Text(TextPart),
+    /// A JSON object.
+    Data(DataPart),
+    /// A file.
+    File(FilePart),
+}
+
+/// A `text` part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextPart {
+    /// The text.
+    pub text: String,
+    /// The part's metadata.
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// A `data` part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataPart {
+    /// The data object.
+    pub data: Map<String, Value>,
+    /// The part's metadata.
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// Where a file's content is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileSource {
+    /// The bytes. `data/add` always delivers files this way: the host fetched any URI.
+    Bytes(Vec<u8>),
+    /// A URI, for `data/get` answers that point at the content instead of carrying it.
+    Uri(String),
+}
+
+/// A `file` part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilePart {
+    /// The content.
+    pub file: FileSource,
+    /// The media type, e.g. `application/json`.
+    pub mime_type: Option<String>,
+    /// The file name.
+    pub name: Option<String>,
+    /// The part's metadata.
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl Part {
+    /// A data part holding `data`.
+    ///
+    /// # Errors
+    /// `invalid_part` when `data` is not a JSON object.
+    pub fn data(data: Value) -> Result<Self, EnvError> {
+        match data {
+            Value::Object(data) => Ok(Self::Data(DataPart {
+                data,
+                metadata: None,
+            })),
+            _ => Err(EnvError::new(
+                "invalid_part",
+                "a data part holds a JSON object",
+            )),
+        }
+    }
+
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(TextPart {
+            text: text.into(),
+            metadata: None,
+        })
+    }
+
+    /// A file part carrying `bytes`.
+    pub fn file_bytes(bytes: Vec<u8>, mime_type: Option<&str>, name: Option<&str>) -> Self {
+        Self::File(FilePart {
+            file: FileSource::Bytes(bytes),
+            mime_type: mime_type.map(str::to_owned),
+            name: name.map(str::to_owned),
+            metadata: None,
+        })
+    }
+}
+
+fn metadata_from_wit(metadata: Option<String>) -> Option<Map<String, Value>> {
+    metadata.and_then(|m| serde_json::from_str(&m).ok())
+}
+
+fn metadata_to_wit(metadata: Option<Map<String, Value>>) -> Option<String> {
+    metadata.map(|m| Value::Object(m).to_string())
+}
+
+impl From<wit::Part> for Part {
+    fn from(part: wit::Part) -> Self {
+        match part {
+            wit::Part::Text(t) => Self::Text(TextPart {
+                text: t.text,
+                metadata: metadata_from_wit(t.metadata),
+            }),
+            wit::Part::Data(d) => Self::Data(DataPart {
+                data: serde_json::from_str(&d.data).unwrap_or_default(),
+                metadata: metadata_from_wit(d.metadata),
+            }),
+            wit::Part::File(f) => Self::File(FilePart {
+                file: match f.file {
+                    wit::FileContent::Bytes(b) => FileSource::Bytes(b),
+                    wit::FileContent::Uri(u) => FileSource::Uri(u),
+                },
+                mime_type: f.mime_type,
+                name: f.name,
+                metadata: metadata_from_wit(f.metadata),
+            }),
+        }
+    }
+}
+
+impl From<Part> for wit::Part {
+    fn from(part: Part) -> Self {
+        match part {
+            Part::Text(t) => wit::Part::Text(wit::TextPart {
+                text: t.text,
+                metadata: metadata_to_wit(t.metadata),
+            }),
+            Part::Data(d) => wit::Part::Data(wit::DataPart {
+                data: Value::Object(d.data).to_string(),
+                metadata: metadata_to_wit(d.metadata),
+            }),
+            Part::File(f) => wit::Part::File(wit::FilePart {
+                file: match f.file {
+                    FileSource::Bytes(b) => wit::FileContent::Bytes(b),
+                    FileSource::Uri(u) => wit::FileContent::Uri(u),
+                },
+                mime_type: f.mime_type,
+                name: f.name,
+                metadata: metadata_to_wit(f.metadata),
+            }),
+        }
+    }
+}
