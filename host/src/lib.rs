@@ -9,3 +9,4 @@
 pub mod protocol;
 pub mod runtime;
 pub mod transfers;
+pub mod server;

@@ -1,1 +1,115 @@
-fn main() {}
+//! The `envhost` command.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use envhost::runtime::{Environment, Episode, Limits, Runtime};
+use envhost::server::{self, Catalog, Mount};
+use envhost::transfers::{Resolver, TransferConfig};
+use tracing_subscriber::EnvFilter;
+
+/// Serve agent environments, written as WebAssembly components, over the agentenv protocol and
+/// MCP.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve one environment at the root, as the Python reference SDK serves it: the card, the
+    /// data plane at /agentenv, MCP at /mcp, extensions, tool access and /ready.
+    Serve(Serve),
+}
+
+#[derive(clap::Args)]
+struct Serve {
+    /// The environment component (.wasm).
+    component: PathBuf,
+    /// Address to bind; `::` binds every IPv6 and IPv4 address.
+    #[arg(long, env = "MCP_HOST", default_value = "0.0.0.0")]
+    host: String,
+    /// Port to bind.
+    #[arg(long, env = "MCP_PORT", default_value_t = 18765)]
+    port: u16,
+    /// The card's name (and the `{environment_name}` of tool names); the component's own when
+    /// unset or empty.
+    #[arg(long, env = "ENVIRONMENT_NAME")]
+    name: Option<String>,
+    /// A directory `file://` parts of data/add may name files under; repeatable. Default: /data
+    /// and the OS temp dir.
+    #[arg(long = "data-root", value_name = "DIR")]
+    data_roots: Vec<PathBuf>,
+    /// The most bytes a file part may resolve to.
+    #[arg(long, default_value_t = 64 << 20)]
+    max_file_bytes: u64,
+    /// The largest request body accepted (413 beyond it).
+    #[arg(long, default_value_t = server::DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+    /// Linear memory per instance, in MiB.
+    #[arg(long, default_value_t = 256)]
+    memory_mib: usize,
+    /// Guest CPU time per call, in milliseconds, before the call fails.
+    #[arg(long, default_value_t = 10_000)]
+    cpu_deadline_ms: u64,
+}
+
+async fn serve(args: Serve) -> anyhow::Result<()> {
+    let runtime = Runtime::new()?;
+    let limits = Limits {
+        memory_bytes: args.memory_mib << 20,
+        cpu_deadline: Duration::from_millis(args.cpu_deadline_ms),
+    };
+    let name = args.name.filter(|n| !n.trim().is_empty());
+    let environment = Environment::load(&runtime, &args.component, name, limits)
+        .await
+        .with_context(|| format!("loading {}", args.component.display()))?;
+    let environment = Arc::new(environment);
+    let catalog = Arc::new(Catalog::new(environment.description().clone())?);
+    let episode = Episode::new(environment, "root".into()).await?;
+    let mut transfers = TransferConfig {
+        max_file_bytes: args.max_file_bytes,
+        ..TransferConfig::default()
+    };
+    if !args.data_roots.is_empty() {
+        transfers.data_roots = args.data_roots;
+    }
+    let resolver = Resolver::new(&transfers).map_err(anyhow::Error::msg)?;
+    let mount = Arc::new(Mount::new(catalog.clone(), episode, resolver));
+    let router = server::router(mount, args.max_body_bytes);
+
+    let host = args.host.trim_start_matches('[').trim_end_matches(']');
+    let listener = tokio::net::TcpListener::bind((host, args.port))
+        .await
+        .with_context(|| format!("binding {host}:{}", args.port))?;
+    let bound = listener.local_addr()?;
+    tracing::info!(
+        environment = %catalog.description.name,
+        tools = catalog.tools.len(),
+        "serving on http://{bound} (card /.well-known/agent-env.json, data plane /agentenv, MCP /mcp)"
+    );
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => serve(args).await,
+    }
+}

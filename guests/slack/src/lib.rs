@@ -24,10 +24,15 @@ pub struct Message {
     channel: String,
     text: String,
     #[serde(rename = "from")]
-    #[schemars(required)]
+    #[schemars(required, schema_with = "nullable_string")]
     sender: Option<String>,
-    #[schemars(required)]
+    #[schemars(required, schema_with = "nullable_string")]
     to: Option<String>,
+}
+
+/// A string or null that is always present (schemars drops the null of a required `Option`).
+fn nullable_string(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["string", "null"]})
 }
 
 /// Channel and message counts.
