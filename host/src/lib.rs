@@ -8,5 +8,5 @@
 
 pub mod protocol;
 pub mod runtime;
-pub mod transfers;
 pub mod server;
+pub mod transfers;

@@ -1,14 +1,12 @@
 //! The `envhost` command.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use envhost::runtime::{Environment, Episode, Limits, Runtime};
-use envhost::server::{self, Catalog, Mount};
-use envhost::transfers::{Resolver, TransferConfig};
+use envhost::runtime::{Limits, Runtime};
+use envhost::server::{self, ServeOptions};
 use tracing_subscriber::EnvFilter;
 
 /// Serve agent environments, written as WebAssembly components, over the agentenv protocol and
@@ -61,27 +59,20 @@ struct Serve {
 
 async fn serve(args: Serve) -> anyhow::Result<()> {
     let runtime = Runtime::new()?;
-    let limits = Limits {
+    let mut options = ServeOptions::new(&args.component);
+    options.name = args.name.filter(|n| !n.trim().is_empty());
+    options.limits = Limits {
         memory_bytes: args.memory_mib << 20,
         cpu_deadline: Duration::from_millis(args.cpu_deadline_ms),
     };
-    let name = args.name.filter(|n| !n.trim().is_empty());
-    let environment = Environment::load(&runtime, &args.component, name, limits)
+    options.transfers.max_file_bytes = args.max_file_bytes;
+    if !args.data_roots.is_empty() {
+        options.transfers.data_roots = args.data_roots;
+    }
+    options.max_body_bytes = args.max_body_bytes;
+    let (router, catalog) = server::app(&runtime, &options)
         .await
         .with_context(|| format!("loading {}", args.component.display()))?;
-    let environment = Arc::new(environment);
-    let catalog = Arc::new(Catalog::new(environment.description().clone())?);
-    let episode = Episode::new(environment, "root".into()).await?;
-    let mut transfers = TransferConfig {
-        max_file_bytes: args.max_file_bytes,
-        ..TransferConfig::default()
-    };
-    if !args.data_roots.is_empty() {
-        transfers.data_roots = args.data_roots;
-    }
-    let resolver = Resolver::new(&transfers).map_err(anyhow::Error::msg)?;
-    let mount = Arc::new(Mount::new(catalog.clone(), episode, resolver));
-    let router = server::router(mount, args.max_body_bytes);
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((host, args.port))

@@ -4,10 +4,10 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::ToolResult;
 use crate::error::EnvError;
 use crate::part::Part;
 use crate::{EnvInfo, ExtensionInfo, ExtensionLayout, ExtensionMethod, ToolAnnotations, ToolInfo};
-use crate::ToolResult;
 
 /// An environment: what `#[environment]` implements for the struct it is given. Implement it by
 /// hand only to do without the macro.
@@ -209,7 +209,7 @@ macro_rules! __export {
                 }
             }
 
-            $crate::bindings::export!(Export with_types_in $crate::bindings);
+    $crate::bindings::export!(Export with_types_in $crate::bindings);
         };
     };
 }

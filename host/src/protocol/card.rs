@@ -88,6 +88,9 @@ mod tests {
             tool_access: true,
         };
         let c = card(&d);
-        assert_eq!(c["capabilities"]["extensions"][1]["params"]["endpoint"], "/tools/enable");
+        assert_eq!(
+            c["capabilities"]["extensions"][1]["params"]["endpoint"],
+            "/tools/enable"
+        );
     }
 }

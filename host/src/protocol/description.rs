@@ -178,7 +178,10 @@ impl Extension {
                 methods.insert(m.op.clone(), Value::Object(entry));
             }
             if self.layout == Layout::Single {
-                params.insert("endpoint".into(), Value::String(self.methods[0].path.clone()));
+                params.insert(
+                    "endpoint".into(),
+                    Value::String(self.methods[0].path.clone()),
+                );
             }
             params.insert("methods".into(), Value::Object(methods));
             Some(Value::Object(params))
@@ -263,13 +266,16 @@ impl Description {
         for tool in &mut self.tools {
             tool.name = tool.declared_name.replace(ENVIRONMENT_NAME_TOKEN, &name);
             if tool.name.contains(['{', '}']) {
-                return Err(DescriptionError::UnresolvedToken(tool.declared_name.clone()));
+                return Err(DescriptionError::UnresolvedToken(
+                    tool.declared_name.clone(),
+                ));
             }
             if !seen.insert(tool.name.clone()) {
                 return Err(DescriptionError::DuplicateTool(tool.name.clone()));
             }
         }
-        let mut routes: std::collections::HashSet<(String, Method)> = std::collections::HashSet::new();
+        let mut routes: std::collections::HashSet<(String, Method)> =
+            std::collections::HashSet::new();
         for ext in &mut self.extensions {
             let slug = extension_slug(&ext.uri);
             for m in &mut ext.methods {
@@ -312,9 +318,15 @@ mod tests {
 
     #[test]
     fn slugs_follow_the_reference() {
-        assert_eq!(extension_slug("urn:agentenv:computer-display/v1"), "computer-display");
+        assert_eq!(
+            extension_slug("urn:agentenv:computer-display/v1"),
+            "computer-display"
+        );
         assert_eq!(extension_slug("urn:acme:x/v2"), "acme/x");
-        assert_eq!(extension_slug("urn:example:slack-stats/v1"), "example/slack-stats");
+        assert_eq!(
+            extension_slug("urn:example:slack-stats/v1"),
+            "example/slack-stats"
+        );
         assert_eq!(extension_slug("urn:acme:x/vnext"), "acme/x/vnext");
     }
 
@@ -343,7 +355,9 @@ mod tests {
 
     #[test]
     fn names_resolve_and_must_be_unique_and_complete() {
-        let d = description(vec![tool("{environment_name}_a")]).resolve("chat".into()).unwrap();
+        let d = description(vec![tool("{environment_name}_a")])
+            .resolve("chat".into())
+            .unwrap();
         assert_eq!(d.tools[0].name, "chat_a");
         assert_eq!(d.name, "chat");
         let dup = description(vec![tool("{environment_name}_a"), tool("x_a")]).resolve("x".into());
@@ -369,19 +383,34 @@ mod tests {
             methods,
         };
         let mut d = description(Vec::new());
-        d.extensions = vec![ext(Layout::PerMethod, vec![method("get", ""), method("set", "")])];
+        d.extensions = vec![ext(
+            Layout::PerMethod,
+            vec![method("get", ""), method("set", "")],
+        )];
         let d = d.resolve("x".into()).unwrap();
-        assert_eq!(d.extensions[0].methods[1].path, "/agentenv/ext/example/slack-stats/set");
+        assert_eq!(
+            d.extensions[0].methods[1].path,
+            "/agentenv/ext/example/slack-stats/set"
+        );
         let entry = d.extensions[0].card_entry();
-        assert_eq!(entry["params"]["methods"]["get"]["endpoint"], "/agentenv/ext/example/slack-stats/get");
+        assert_eq!(
+            entry["params"]["methods"]["get"]["endpoint"],
+            "/agentenv/ext/example/slack-stats/get"
+        );
 
         let mut single = description(Vec::new());
         single.extensions = vec![ext(Layout::Single, vec![method("ping", "")])];
         let single = single.resolve("x".into()).unwrap();
-        assert_eq!(single.extensions[0].card_entry()["params"]["endpoint"], "/agentenv/ext/ping");
+        assert_eq!(
+            single.extensions[0].card_entry()["params"]["endpoint"],
+            "/agentenv/ext/ping"
+        );
 
         let mut clash = description(Vec::new());
         clash.extensions = vec![ext(Layout::Single, vec![method("a", "/mcp")])];
-        assert!(matches!(clash.resolve("x".into()), Err(DescriptionError::RouteTaken { .. })));
+        assert!(matches!(
+            clash.resolve("x".into()),
+            Err(DescriptionError::RouteTaken { .. })
+        ));
     }
 }

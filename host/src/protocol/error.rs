@@ -74,7 +74,10 @@ impl CodedError {
         out.insert("code".into(), Value::String(self.code.clone()));
         out.insert("message".into(), Value::String(self.message.clone()));
         out.insert("retryable".into(), Value::Bool(self.retryable));
-        out.insert("applied".into(), Value::String(self.applied.as_str().into()));
+        out.insert(
+            "applied".into(),
+            Value::String(self.applied.as_str().into()),
+        );
         if let Some(hint) = &self.hint {
             out.insert("hint".into(), Value::String(hint.clone()));
         }

@@ -24,7 +24,9 @@ pub fn body_params(body: &[u8]) -> Result<Object, CodedError> {
     }
     match serde_json::from_slice(body) {
         Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err(CodedError::invalid_params("request body must be a JSON object")),
+        Ok(_) => Err(CodedError::invalid_params(
+            "request body must be a JSON object",
+        )),
         Err(e) => Err(CodedError::invalid_params(e.to_string())),
     }
 }
@@ -51,18 +53,15 @@ fn coerce(value: Value, schema: &Value) -> Result<Value, CodedError> {
         return match trimmed.to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" | "on" => Ok(Value::Bool(true)),
             "false" | "0" | "no" | "off" => Ok(Value::Bool(false)),
-            _ => Err(CodedError::invalid_params(format!("invalid boolean: '{text}'"))),
+            _ => Err(CodedError::invalid_params(format!(
+                "invalid boolean: '{text}'"
+            ))),
         };
     }
     if types.contains(&"integer") {
-        return trimmed
-            .parse::<i64>()
-            .map(Value::from)
-            .map_err(|_| {
-                CodedError::invalid_params(format!(
-                    "invalid literal for int() with base 10: '{text}'"
-                ))
-            });
+        return trimmed.parse::<i64>().map(Value::from).map_err(|_| {
+            CodedError::invalid_params(format!("invalid literal for int() with base 10: '{text}'"))
+        });
     }
     if types.contains(&"number") {
         return trimmed
@@ -131,7 +130,9 @@ mod tests {
     }
 
     fn msg(params: Value) -> String {
-        bind(params.as_object().unwrap().clone(), &schema()).unwrap_err().message
+        bind(params.as_object().unwrap().clone(), &schema())
+            .unwrap_err()
+            .message
     }
 
     #[test]
@@ -146,15 +147,27 @@ mod tests {
     #[test]
     fn binding_errors_use_the_reference_messages() {
         assert_eq!(msg(json!({})), "missing a required argument: 'name'");
-        assert_eq!(msg(json!({"name": "x", "zzz": 1})), "got an unexpected keyword argument 'zzz'");
-        assert_eq!(msg(json!({"name": "x", "flag": "maybe"})), "invalid boolean: 'maybe'");
-        assert_eq!(msg(json!({"name": "x", "count": "x"})), "invalid literal for int() with base 10: 'x'");
+        assert_eq!(
+            msg(json!({"name": "x", "zzz": 1})),
+            "got an unexpected keyword argument 'zzz'"
+        );
+        assert_eq!(
+            msg(json!({"name": "x", "flag": "maybe"})),
+            "invalid boolean: 'maybe'"
+        );
+        assert_eq!(
+            msg(json!({"name": "x", "count": "x"})),
+            "invalid literal for int() with base 10: 'x'"
+        );
     }
 
     #[test]
     fn bodies_must_be_objects() {
         assert_eq!(body_params(b"").unwrap(), Object::new());
-        assert_eq!(body_params(b"[1]").unwrap_err().message, "request body must be a JSON object");
+        assert_eq!(
+            body_params(b"[1]").unwrap_err().message,
+            "request body must be a JSON object"
+        );
         assert!(body_params(b"{").is_err());
     }
 }

@@ -11,11 +11,19 @@ use serde_json::ser::{Formatter, Serializer};
 struct PythonFormatter;
 
 impl Formatter for PythonFormatter {
-    fn begin_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
         if first { Ok(()) } else { w.write_all(b", ") }
     }
 
-    fn begin_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
         if first { Ok(()) } else { w.write_all(b", ") }
     }
 
@@ -23,7 +31,11 @@ impl Formatter for PythonFormatter {
         w.write_all(b": ")
     }
 
-    fn write_string_fragment<W: ?Sized + io::Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if c.is_ascii() {
@@ -69,6 +81,9 @@ mod tests {
 
     #[test]
     fn empty_containers_have_no_spaces() {
-        assert_eq!(to_python_json(&json!({"a": {}, "b": []})), br#"{"a": {}, "b": []}"#);
+        assert_eq!(
+            to_python_json(&json!({"a": {}, "b": []})),
+            br#"{"a": {}, "b": []}"#
+        );
     }
 }

@@ -171,11 +171,27 @@ mod tests {
         assert_eq!(code("{nope"), (PARSE_ERROR, Value::Null));
         assert_eq!(code(""), (INVALID_REQUEST, Value::Null));
         assert_eq!(code("[1]"), (INVALID_REQUEST, Value::Null));
-        assert_eq!(code(r#"{"jsonrpc": "1.0", "id": 7, "method": "data/get"}"#), (INVALID_REQUEST, json!(7)));
-        assert_eq!(code(r#"{"jsonrpc": "2.0", "id": "a"}"#), (INVALID_REQUEST, json!("a")));
-        assert_eq!(code(r#"{"jsonrpc": "2.0", "id": 3, "method": "data/nope"}"#), (METHOD_NOT_FOUND, json!(3)));
-        assert_eq!(code(r#"{"jsonrpc": "2.0", "id": 3, "method": ["x"]}"#), (METHOD_NOT_FOUND, json!(3)));
-        let e = parse_request(br#"{"jsonrpc": "2.0", "id": 1, "method": "data/add"}"#, &[Operation::Get]).unwrap_err();
+        assert_eq!(
+            code(r#"{"jsonrpc": "1.0", "id": 7, "method": "data/get"}"#),
+            (INVALID_REQUEST, json!(7))
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc": "2.0", "id": "a"}"#),
+            (INVALID_REQUEST, json!("a"))
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc": "2.0", "id": 3, "method": "data/nope"}"#),
+            (METHOD_NOT_FOUND, json!(3))
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc": "2.0", "id": 3, "method": ["x"]}"#),
+            (METHOD_NOT_FOUND, json!(3))
+        );
+        let e = parse_request(
+            br#"{"jsonrpc": "2.0", "id": 1, "method": "data/add"}"#,
+            &[Operation::Get],
+        )
+        .unwrap_err();
         assert_eq!(e.message, "method not found: data/add");
     }
 
@@ -186,7 +202,11 @@ mod tests {
             let r = parse_request(body.as_bytes(), &ALL).unwrap();
             assert_eq!((r.id, r.params), (Value::Null, json!({})));
         }
-        let r = parse_request(br#"{"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": [1]}"#, &ALL).unwrap();
+        let r = parse_request(
+            br#"{"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": [1]}"#,
+            &ALL,
+        )
+        .unwrap();
         assert_eq!(r.params, json!([1]));
     }
 

@@ -85,7 +85,10 @@ mod tests {
     #[test]
     fn direct_callers_use_the_header_and_the_mcp_session() {
         let c = mcp_caller(None, Some(" tester "), Some("S"));
-        assert_eq!((c.role.as_deref(), c.session.as_deref()), (Some("tester"), Some("S")));
+        assert_eq!(
+            (c.role.as_deref(), c.session.as_deref()),
+            (Some("tester"), Some("S"))
+        );
         assert_eq!(mcp_caller(None, Some("default"), None).role, None);
     }
 

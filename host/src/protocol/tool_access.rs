@@ -47,7 +47,11 @@ impl Change {
         };
         let role = match value.get("role") {
             Some(Value::String(role)) if !role.is_empty() => role.clone(),
-            _ => return Err(CodedError::invalid_params("missing or invalid 'role' field")),
+            _ => {
+                return Err(CodedError::invalid_params(
+                    "missing or invalid 'role' field",
+                ));
+            }
         };
         let tools = match value.get("tools") {
             Some(Value::String(s)) if s == WILDCARD => Tools::All,
@@ -113,10 +117,8 @@ impl Rules {
                 }
             }
             (false, true) => {
-                self.rules.insert(
-                    role.into(),
-                    BTreeMap::from([(WILDCARD.into(), disabled)]),
-                );
+                self.rules
+                    .insert(role.into(), BTreeMap::from([(WILDCARD.into(), disabled)]));
             }
             (false, false) => {
                 self.rules
@@ -187,22 +189,77 @@ mod tests {
     #[test]
     fn the_worked_sequence_of_the_spec() {
         let steps: [(bool, Value, Value, [&str; 3]); 9] = [
-            (true, json!({"role":"agent","tools":["b"]}), json!({"role":"agent","disabled":["b"],"allowed":[]}), ["a,b", "a", "a,b"]),
-            (false, json!({"role":"grader","tools":["h"]}), json!({"role":"grader","disabled":[],"allowed":["h"]}), ["a,b", "a", "a,b,h"]),
-            (true, json!({"role":"*","tools":"*"}), json!({"role":"*","disabled":["*"],"allowed":[]}), ["", "", ""]),
-            (false, json!({"role":"agent","tools":"*"}), json!({"role":"agent","disabled":[],"allowed":["*"]}), ["", "a,b", ""]),
-            (false, json!({"role":"*","tools":["h"]}), json!({"role":"*","disabled":["*"],"allowed":["h"]}), ["h", "a,b,h", "h"]),
-            (true, json!({"role":"agent","tools":["h","a"]}), json!({"role":"agent","disabled":["a","h"],"allowed":["*"]}), ["h", "b", "h"]),
-            (false, json!({"role":"*","tools":"*"}), json!({"role":"*","disabled":[],"allowed":["*"]}), ["a,b", "a,b", "a,b"]),
-            (true, json!({"role":"default","tools":["a"]}), json!({"role":"default","disabled":["a"],"allowed":[]}), ["b", "a,b", "a,b"]),
-            (true, json!({"role":"*","tools":["b"]}), json!({"role":"*","disabled":["b"],"allowed":["*"]}), ["", "a", "a"]),
+            (
+                true,
+                json!({"role":"agent","tools":["b"]}),
+                json!({"role":"agent","disabled":["b"],"allowed":[]}),
+                ["a,b", "a", "a,b"],
+            ),
+            (
+                false,
+                json!({"role":"grader","tools":["h"]}),
+                json!({"role":"grader","disabled":[],"allowed":["h"]}),
+                ["a,b", "a", "a,b,h"],
+            ),
+            (
+                true,
+                json!({"role":"*","tools":"*"}),
+                json!({"role":"*","disabled":["*"],"allowed":[]}),
+                ["", "", ""],
+            ),
+            (
+                false,
+                json!({"role":"agent","tools":"*"}),
+                json!({"role":"agent","disabled":[],"allowed":["*"]}),
+                ["", "a,b", ""],
+            ),
+            (
+                false,
+                json!({"role":"*","tools":["h"]}),
+                json!({"role":"*","disabled":["*"],"allowed":["h"]}),
+                ["h", "a,b,h", "h"],
+            ),
+            (
+                true,
+                json!({"role":"agent","tools":["h","a"]}),
+                json!({"role":"agent","disabled":["a","h"],"allowed":["*"]}),
+                ["h", "b", "h"],
+            ),
+            (
+                false,
+                json!({"role":"*","tools":"*"}),
+                json!({"role":"*","disabled":[],"allowed":["*"]}),
+                ["a,b", "a,b", "a,b"],
+            ),
+            (
+                true,
+                json!({"role":"default","tools":["a"]}),
+                json!({"role":"default","disabled":["a"],"allowed":[]}),
+                ["b", "a,b", "a,b"],
+            ),
+            (
+                true,
+                json!({"role":"*","tools":["b"]}),
+                json!({"role":"*","disabled":["b"],"allowed":["*"]}),
+                ["", "a", "a"],
+            ),
         ];
         let mut rules = Rules::default();
         assert_eq!(visible(&rules, "default"), "a,b");
         for (i, (disable, body, answer, seen)) in steps.into_iter().enumerate() {
-            assert_eq!(rules.apply(&change(body), disable), answer, "step {}", i + 1);
+            assert_eq!(
+                rules.apply(&change(body), disable),
+                answer,
+                "step {}",
+                i + 1
+            );
             for (role, expected) in ["default", "agent", "grader"].into_iter().zip(seen) {
-                assert_eq!(visible(&rules, role), expected, "step {} role {role}", i + 1);
+                assert_eq!(
+                    visible(&rules, role),
+                    expected,
+                    "step {} role {role}",
+                    i + 1
+                );
             }
         }
     }
@@ -214,7 +271,13 @@ mod tests {
         assert_eq!(msg(""), "missing or invalid 'role' field");
         assert_eq!(msg("[1]"), "missing or invalid 'role' field");
         assert_eq!(msg(r#"{"role": ""}"#), "missing or invalid 'role' field");
-        assert_eq!(msg(r#"{"role": "a", "tools": "x"}"#), "'tools' must be a list of strings or the string '*'");
-        assert_eq!(msg(r#"{"role": "a", "tools": [1]}"#), "'tools' must be a list of strings or the string '*'");
+        assert_eq!(
+            msg(r#"{"role": "a", "tools": "x"}"#),
+            "'tools' must be a list of strings or the string '*'"
+        );
+        assert_eq!(
+            msg(r#"{"role": "a", "tools": [1]}"#),
+            "'tools' must be a list of strings or the string '*'"
+        );
     }
 }

@@ -154,7 +154,9 @@ pub fn part_from_guest(part: wit::Part) -> Result<Part, String> {
                 data,
                 metadata: metadata(d.metadata),
             },
-            _ => return Err("the environment answered a data part that is not a JSON object".into()),
+            _ => {
+                return Err("the environment answered a data part that is not a JSON object".into());
+            }
         },
         wit::Part::File(f) => Part::File {
             file: File {

@@ -174,7 +174,11 @@ impl Episode {
         state.call = context;
         state.ticks_left = self.environment.limits().deadline_ticks();
         live.store.set_epoch_deadline(1);
-        let outcome = call(live.world.agentenv_environment_environment(), &mut live.store).await;
+        let outcome = call(
+            live.world.agentenv_environment_environment(),
+            &mut live.store,
+        )
+        .await;
         live.store.data_mut().call = None;
         match outcome {
             Ok(Ok(answer)) => Ok(answer),

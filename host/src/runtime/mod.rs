@@ -21,9 +21,7 @@ pub mod bindings {
         exports: { default: async },
     });
 
-    pub use exports::agentenv::environment::environment::{
-        ContentBlock, ImageContent, ToolResult,
-    };
+    pub use exports::agentenv::environment::environment::{ContentBlock, ImageContent, ToolResult};
 }
 
 pub use convert::part_to_guest;

@@ -147,7 +147,8 @@ impl Catalog {
     /// The route at `path` for `verb` (GET routes answer HEAD too).
     pub fn route(&self, path: &str, verb: &Method) -> Option<&Route> {
         self.routes(path).iter().find(|r| {
-            r.method.http_method == verb || (verb == Method::HEAD && r.method.http_method == Method::GET)
+            r.method.http_method == verb
+                || (verb == Method::HEAD && r.method.http_method == Method::GET)
         })
     }
 }

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::reply;
 use super::mount::Mount;
+use super::reply;
 use crate::protocol::description::Operation;
 use crate::protocol::jsonrpc::{self, RpcError};
 use crate::protocol::part::Part;
@@ -99,8 +99,20 @@ mod tests {
     fn add_params_need_a_non_empty_list_of_parts() {
         assert!(add_params(json!([1])).unwrap_err().contains("by name"));
         assert_eq!(add_params(json!({})).unwrap_err(), "parts: field required");
-        assert_eq!(add_params(json!({"parts": []})).unwrap_err(), "parts: list should have at least 1 item");
-        assert!(add_params(json!({"parts": [{"kind": "nope"}]})).unwrap_err().starts_with("parts[0]:"));
-        assert_eq!(add_params(json!({"parts": [{"kind": "text", "text": "x"}], "extra": 1})).unwrap().len(), 1);
+        assert_eq!(
+            add_params(json!({"parts": []})).unwrap_err(),
+            "parts: list should have at least 1 item"
+        );
+        assert!(
+            add_params(json!({"parts": [{"kind": "nope"}]}))
+                .unwrap_err()
+                .starts_with("parts[0]:")
+        );
+        assert_eq!(
+            add_params(json!({"parts": [{"kind": "text", "text": "x"}], "extra": 1}))
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use serde_json::Value;
 
-use super::reply;
 use super::mount::Mount;
+use super::reply;
 use crate::protocol::error::{Applied, CodedError, EXTENSION_FAILED};
 use crate::protocol::extension::{bind, body_params, query_params};
 use crate::protocol::role::{ROLE_HEADER, rest_caller};
@@ -48,7 +48,11 @@ pub async fn dispatch(
             .collect::<Vec<_>>()
             .join(", ");
         let allow = HeaderValue::from_str(&allow).unwrap_or(HeaderValue::from_static(""));
-        return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, allow)], "Method Not Allowed")
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, allow)],
+            "Method Not Allowed",
+        )
             .into_response();
     };
     let params = if route.method.http_method == Method::GET {
@@ -66,7 +70,11 @@ pub async fn dispatch(
     );
     let (uri, op) = (&route.uri, &route.method.op);
     let context = CallContext::new(caller, format!("{uri}#{op}"), request.clone());
-    match mount.episode.call_extension(uri, op, request, context).await {
+    match mount
+        .episode
+        .call_extension(uri, op, request, context)
+        .await
+    {
         Ok(answer) => match serde_json::from_str::<Value>(&answer) {
             Ok(value) => reply::json(StatusCode::OK, &value),
             Err(e) => reply::coded(&failed(format!("the extension answered invalid JSON: {e}"))),

@@ -30,7 +30,10 @@ const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 
 /// The MCP service of one episode, to mount at `/mcp`. `max_body_bytes` caps a request body
 /// (413 beyond it).
-pub fn service(mount: Arc<Mount>, max_body_bytes: usize) -> StreamableHttpService<McpHandler, LocalSessionManager> {
+pub fn service(
+    mount: Arc<Mount>,
+    max_body_bytes: usize,
+) -> StreamableHttpService<McpHandler, LocalSessionManager> {
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE);
     sessions.session_config.sse_retry = None;
@@ -39,7 +42,11 @@ pub fn service(mount: Arc<Mount>, max_body_bytes: usize) -> StreamableHttpServic
         .with_sse_retry(None)
         .with_max_request_body_bytes(max_body_bytes);
     StreamableHttpService::new(
-        move || Ok(McpHandler { mount: mount.clone() }),
+        move || {
+            Ok(McpHandler {
+                mount: mount.clone(),
+            })
+        },
         Arc::new(sessions),
         config,
     )
@@ -59,7 +66,11 @@ fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
             .and_then(|p| p.headers.get(name))
             .and_then(|v| v.to_str().ok())
     };
-    role::mcp_caller(Some(&ctx.meta.0.0), header(ROLE_HEADER), header("mcp-session-id"))
+    role::mcp_caller(
+        Some(&ctx.meta.0.0),
+        header(ROLE_HEADER),
+        header("mcp-session-id"),
+    )
 }
 
 /// An `isError` result with one text block and no structured content.
@@ -77,7 +88,11 @@ fn coded_error(error: &CodedError) -> CallToolResult {
 
 /// A guest's tool result as MCP's.
 fn mcp_result(result: ToolResult) -> CallToolResult {
-    let structured = match result.structured_content.as_deref().map(serde_json::from_str) {
+    let structured = match result
+        .structured_content
+        .as_deref()
+        .map(serde_json::from_str)
+    {
         None => None,
         Some(Ok(value)) => Some(value),
         Some(Err(e)) => {
@@ -112,7 +127,11 @@ fn validation_errors(validator: &jsonschema::Validator, arguments: &Value) -> Op
         .iter_errors(arguments)
         .map(|e| {
             let path = e.instance_path().to_string();
-            let path = if path.is_empty() { "(arguments)".into() } else { path };
+            let path = if path.is_empty() {
+                "(arguments)".into()
+            } else {
+                path
+            };
             format!("{path}: {e}")
         })
         .collect();

@@ -5,31 +5,36 @@
 mod catalog;
 mod data_plane;
 mod extensions;
-mod reply;
 mod mcp;
 mod mount;
+mod reply;
 mod tool_access;
 
 use std::sync::Arc;
 
+use ::http::{HeaderValue, StatusCode, header};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use ::http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
 pub use catalog::{Catalog, CatalogError};
 pub use mount::Mount;
 
 use crate::protocol::card::{MCP_PATH, RPC_PATH, WELL_KNOWN_PATH};
+use crate::runtime::{CallError, Environment, Episode, Limits, LoadError, Runtime};
+use crate::transfers::{Resolver, TransferConfig};
 
 /// The default cap on a request body: 64 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 << 20;
 
 async fn card(State(mount): State<Arc<Mount>>) -> Response {
     (
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         mount.catalog.card.clone(),
     )
         .into_response()
@@ -57,4 +62,72 @@ pub fn router(mount: Arc<Mount>, max_body_bytes: usize) -> Router {
         .fallback(extensions::dispatch)
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(mount)
+}
+
+/// What `envhost serve` serves.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// The environment component.
+    pub component: std::path::PathBuf,
+    /// The card's name; the component's own when `None`.
+    pub name: Option<String>,
+    /// Each episode's limits.
+    pub limits: Limits,
+    /// Where `data/add` may fetch files from.
+    pub transfers: TransferConfig,
+    /// The largest request body accepted.
+    pub max_body_bytes: usize,
+}
+
+impl ServeOptions {
+    /// Default options for `component`.
+    pub fn new(component: impl Into<std::path::PathBuf>) -> Self {
+        Self {
+            component: component.into(),
+            name: None,
+            limits: Limits::default(),
+            transfers: TransferConfig::default(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// Why an environment cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The component could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A tool's schema does not compile.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// The first episode could not be instantiated.
+    #[error(transparent)]
+    Episode(#[from] CallError),
+    /// The HTTP client for `data/add` could not be built.
+    #[error("{0}")]
+    Transfers(String),
+}
+
+/// Loads the component of `options` and builds the router that serves one episode of it at
+/// the root; answers the router and the environment's catalog.
+///
+/// # Errors
+/// [`ServeError`] naming what failed.
+pub async fn app(
+    runtime: &Runtime,
+    options: &ServeOptions,
+) -> Result<(Router, Arc<Catalog>), ServeError> {
+    let environment = Environment::load(
+        runtime,
+        &options.component,
+        options.name.clone(),
+        options.limits,
+    )
+    .await?;
+    let catalog = Arc::new(Catalog::new(environment.description().clone())?);
+    let episode = Episode::new(Arc::new(environment), "root".into()).await?;
+    let resolver = Resolver::new(&options.transfers).map_err(ServeError::Transfers)?;
+    let mount = Arc::new(Mount::new(catalog.clone(), episode, resolver));
+    Ok((router(mount, options.max_body_bytes), catalog))
 }

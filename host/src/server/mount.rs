@@ -41,7 +41,11 @@ impl Mount {
                 .rules
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .is_disabled(caller.role_key(), &tool.tool.name, tool.tool.hidden_by_default)
+                .is_disabled(
+                    caller.role_key(),
+                    &tool.tool.name,
+                    tool.tool.hidden_by_default,
+                )
     }
 
     /// Applies a tool-access change (§7.2); answers the rules now stored under its role.

@@ -11,7 +11,10 @@ use crate::protocol::json::to_python_json;
 pub fn json(status: StatusCode, value: &impl Serialize) -> Response {
     (
         status,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         to_python_json(value),
     )
         .into_response()

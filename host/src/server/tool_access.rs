@@ -8,8 +8,8 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::StatusCode;
 
-use super::reply;
 use super::mount::Mount;
+use super::reply;
 use crate::protocol::tool_access::Change;
 
 fn change(mount: &Mount, body: &[u8], disabled: bool) -> Response {

@@ -48,7 +48,9 @@ pub enum TransferError {
     #[error("unsupported file uri {0:?}: use file://, http:// or https://")]
     Scheme(String),
     /// A `file://` path outside every data root.
-    #[error("{path} is outside the allowed data roots ({roots}); add its directory with --data-root")]
+    #[error(
+        "{path} is outside the allowed data roots ({roots}); add its directory with --data-root"
+    )]
     OutsideRoots {
         /// The path.
         path: String,
@@ -120,7 +122,9 @@ impl Resolver {
             };
             match Dir::open_ambient_dir(&path, ambient_authority()) {
                 Ok(dir) => roots.push(Root { path, dir }),
-                Err(e) => tracing::warn!(root = %path.display(), error = %e, "cannot open data root"),
+                Err(e) => {
+                    tracing::warn!(root = %path.display(), error = %e, "cannot open data root")
+                }
             }
         }
         let root_names = config
@@ -290,25 +294,43 @@ mod tests {
 
         assert_eq!(r.fetch(&uri(&root.join("seed.json"))).await.unwrap(), b"{}");
         let outside = r.fetch(&uri(&base.join("secret"))).await.unwrap_err();
-        assert!(matches!(outside, TransferError::OutsideRoots { .. }), "{outside}");
+        assert!(
+            matches!(outside, TransferError::OutsideRoots { .. }),
+            "{outside}"
+        );
         let dotdot = FileContent::Uri {
             uri: format!("file://{}/../secret", root.display()),
         };
-        assert!(matches!(r.fetch(&dotdot).await, Err(TransferError::OutsideRoots { .. })));
+        assert!(matches!(
+            r.fetch(&dotdot).await,
+            Err(TransferError::OutsideRoots { .. })
+        ));
         #[cfg(unix)]
-        assert!(matches!(r.fetch(&uri(&root.join("link"))).await, Err(TransferError::Io { .. })));
-        assert!(matches!(r.fetch(&uri(&root.join("big"))).await, Err(TransferError::TooLarge { .. })));
+        assert!(matches!(
+            r.fetch(&uri(&root.join("link"))).await,
+            Err(TransferError::Io { .. })
+        ));
+        assert!(matches!(
+            r.fetch(&uri(&root.join("big"))).await,
+            Err(TransferError::TooLarge { .. })
+        ));
         std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[tokio::test]
     async fn inline_bytes_and_schemes() {
         let r = resolver(Path::new("/nonexistent"));
-        let bytes = FileContent::Bytes { bytes: "e30=".into() };
+        let bytes = FileContent::Bytes {
+            bytes: "e30=".into(),
+        };
         assert_eq!(r.fetch(&bytes).await.unwrap(), b"{}");
-        let bad = FileContent::Bytes { bytes: "not base64!".into() };
+        let bad = FileContent::Bytes {
+            bytes: "not base64!".into(),
+        };
         assert!(matches!(r.fetch(&bad).await, Err(TransferError::NotBase64)));
-        let ftp = FileContent::Uri { uri: "ftp://example.com/x?sig=secret".into() };
+        let ftp = FileContent::Uri {
+            uri: "ftp://example.com/x?sig=secret".into(),
+        };
         let e = r.fetch(&ftp).await.unwrap_err().to_string();
         assert!(e.contains("unsupported") && !e.contains("secret"), "{e}");
     }

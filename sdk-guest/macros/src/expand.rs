@@ -32,7 +32,9 @@ fn args_struct(name: &syn::Ident, callable: &Callable) -> TokenStream {
             ty,
             description,
         } => {
-            let description = description.as_ref().map(|d| quote!(#[schemars(description = #d)]));
+            let description = description
+                .as_ref()
+                .map(|d| quote!(#[schemars(description = #d)]));
             let default = is_option(ty).then(|| quote!(#[serde(default)]));
             Some(quote!(#description #default #ident: #ty))
         }

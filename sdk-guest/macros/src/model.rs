@@ -257,7 +257,11 @@ fn tool(attr: &Attribute, f: &mut ImplItemFn) -> Result<Tool> {
     let mut annotations = None;
     if !matches!(attr.meta, syn::Meta::Path(_)) {
         attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(Ident::to_string)
+                .unwrap_or_default();
             match key.as_str() {
                 "name" => name = Some(meta.value()?.parse::<LitStr>()?.value()),
                 "description" => description = Some(meta.value()?.parse::<LitStr>()?.value()),
@@ -293,7 +297,11 @@ fn extension(attr: &Attribute, f: &mut ImplItemFn) -> Result<Extension> {
     let mut description = None;
     let mut path = None;
     attr.parse_nested_meta(|meta| {
-        let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+        let key = meta
+            .path
+            .get_ident()
+            .map(Ident::to_string)
+            .unwrap_or_default();
         match key.as_str() {
             "uri" => uri = Some(meta.value()?.parse()?),
             "op" => op = Some(meta.value()?.parse()?),
