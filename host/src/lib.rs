@@ -6,6 +6,8 @@
 //! - `server`: axum routes and the MCP endpoint (rmcp) over one episode.
 //! - `transfers`: resolving `file://` and `http(s)://` parts for `data/add`.
 
+#![warn(missing_docs)]
+
 pub mod protocol;
 pub mod runtime;
 pub mod server;

@@ -73,6 +73,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
     let (router, catalog) = server::app(&runtime, &options)
         .await
         .with_context(|| format!("loading {}", args.component.display()))?;
+    release_free_memory();
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((host, args.port))
@@ -90,6 +91,16 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         })
         .await?;
     Ok(())
+}
+
+/// Hands the allocator's free memory back to the system: compiling a component leaves tens of
+/// MiB of freed working memory in glibc's arenas, which would otherwise stay resident.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 #[tokio::main]

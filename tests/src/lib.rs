@@ -1,6 +1,8 @@
 //! Support for the integration tests: building the guests, serving one on loopback with the real
 //! server, and talking to it with real clients (reqwest for HTTP, rmcp's MCP client).
 
+#![warn(missing_docs)]
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

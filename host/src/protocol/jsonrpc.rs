@@ -100,15 +100,17 @@ fn is_falsy(value: &Value) -> bool {
 ///
 /// # Errors
 /// The [`RpcError`] to answer: -32700, -32600 or -32601, with the messages of the reference.
-pub fn parse_request(body: &[u8], served: &[Operation]) -> Result<Request, RpcError> {
+pub fn parse_request(body: &[u8], served: &[Operation]) -> Result<Request, Box<RpcError>> {
     let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Null
     } else {
-        serde_json::from_slice(body).map_err(|_| RpcError {
-            id: Value::Null,
-            code: PARSE_ERROR,
-            message: "parse error".into(),
-            data: None,
+        serde_json::from_slice(body).map_err(|_| {
+            Box::new(RpcError {
+                id: Value::Null,
+                code: PARSE_ERROR,
+                message: "parse error".into(),
+                data: None,
+            })
         })?
     };
     let Value::Object(mut object) = value else {
@@ -128,12 +130,12 @@ pub fn parse_request(body: &[u8], served: &[Operation]) -> Result<Request, RpcEr
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        return Err(RpcError {
+        return Err(Box::new(RpcError {
             id,
             code: METHOD_NOT_FOUND,
             message: format!("method not found: {name}"),
             data: None,
-        });
+        }));
     };
     let params = match object.remove("params") {
         Some(p) if !is_falsy(&p) => p,
@@ -146,13 +148,13 @@ pub fn parse_request(body: &[u8], served: &[Operation]) -> Result<Request, RpcEr
     })
 }
 
-fn invalid_request(id: Value) -> RpcError {
-    RpcError {
+fn invalid_request(id: Value) -> Box<RpcError> {
+    Box::new(RpcError {
         id,
         code: INVALID_REQUEST,
         message: "invalid request".into(),
         data: None,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -155,7 +155,9 @@ pub fn part_from_guest(part: wit::Part) -> Result<Part, String> {
                 metadata: metadata(d.metadata),
             },
             _ => {
-                return Err("the environment answered a data part that is not a JSON object".into());
+                return Err(
+                    "the environment answered a data part that is not a JSON object".into(),
+                );
             }
         },
         wit::Part::File(f) => Part::File {

@@ -59,6 +59,9 @@ impl Runtime {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);
+        config.cache(Some(
+            wasmtime::Cache::new(wasmtime::CacheConfig::new()).map_err(LoadError::engine)?,
+        ));
         let engine = Engine::new(&config).map_err(LoadError::engine)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(LoadError::engine)?;

@@ -5,6 +5,8 @@
 //! leaves the block as written (minus those attributes) and adds an implementation of
 //! `envhost_sdk::Environment` plus the component export. See `envhost-sdk` for the whole story.
 
+#![warn(missing_docs)]
+
 mod expand;
 mod model;
 

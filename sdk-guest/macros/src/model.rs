@@ -34,7 +34,7 @@ pub enum Param {
     /// A caller-supplied argument.
     Arg {
         ident: Ident,
-        ty: Type,
+        ty: Box<Type>,
         description: Option<LitStr>,
     },
 }
@@ -210,7 +210,7 @@ fn params(f: &mut ImplItemFn) -> Result<Vec<Param>> {
         };
         out.push(Param::Arg {
             ident: ident.ident.clone(),
-            ty: (*pat.ty).clone(),
+            ty: pat.ty.clone(),
             description,
         });
     }
