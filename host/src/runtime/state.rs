@@ -30,7 +30,7 @@ struct MemoryCap {
 impl ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        current: usize,
+        _current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
@@ -41,7 +41,6 @@ impl ResourceLimiter for MemoryCap {
             }
             .into());
         }
-        let _ = current;
         Ok(true)
     }
 
