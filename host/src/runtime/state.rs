@@ -13,9 +13,9 @@ use super::episode::CallContext;
 
 /// The error a guest's memory growth past its cap traps with.
 #[derive(Debug, thiserror::Error)]
-#[error("the guest asked for {desired} bytes of memory; its cap is {cap}")]
+#[error("the guest asked for {desired} bytes of memory in all; its cap is {cap}")]
 pub struct MemoryExhausted {
-    /// The size the guest asked for, in bytes.
+    /// The total the guest asked for, in bytes.
     pub desired: usize,
     /// The cap, in bytes.
     pub cap: usize,
@@ -25,22 +25,26 @@ pub struct MemoryExhausted {
 /// the host can tell an out-of-memory guest from other traps.
 struct MemoryCap {
     cap: usize,
+    /// Bytes of linear memory granted so far, all memories together.
+    used: usize,
 }
 
 impl ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.cap {
+        let used = self.used.saturating_sub(current).saturating_add(desired);
+        if used > self.cap {
             return Err(MemoryExhausted {
-                desired,
+                desired: used,
                 cap: self.cap,
             }
             .into());
         }
+        self.used = used;
         Ok(true)
     }
 
@@ -114,6 +118,7 @@ impl EpisodeState {
             table: ResourceTable::new(),
             memory: MemoryCap {
                 cap: limits.memory_bytes,
+                used: 0,
             },
             log: LogBudget::new(),
             label,
@@ -194,10 +199,15 @@ mod tests {
     }
 
     #[test]
-    fn memory_past_the_cap_traps_with_a_typed_error() {
-        let mut cap = MemoryCap { cap: 1 << 20 };
+    fn memories_share_one_cap_and_past_it_trap_with_a_typed_error() {
+        let mut cap = MemoryCap {
+            cap: 3 << 20,
+            used: 0,
+        };
         assert!(cap.memory_growing(0, 1 << 20, None).unwrap());
-        let e = cap.memory_growing(1 << 20, 2 << 20, None).unwrap_err();
+        assert!(cap.memory_growing(1 << 20, 2 << 20, None).unwrap());
+        let e = cap.memory_growing(0, 2 << 20, None).unwrap_err();
         assert!(e.downcast_ref::<MemoryExhausted>().is_some());
+        assert!(cap.memory_growing(0, 1 << 20, None).unwrap());
     }
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::Method;
 use rmcp::model::{
-    Implementation, ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
+    Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ServerConfig,
+    Tool as McpTool, ToolAnnotations, ToolsCapability,
 };
 
 use crate::protocol::card::card;
@@ -77,6 +78,24 @@ fn listed(tool: &Tool) -> McpTool {
     listed
 }
 
+/// The capabilities the reference announces (§5.1): tools, and empty prompt and resource lists,
+/// none of which change.
+fn capabilities() -> ServerCapabilities {
+    let mut capabilities = ServerCapabilities::default();
+    capabilities.experimental = Some(Default::default());
+    let mut prompts = PromptsCapability::default();
+    prompts.list_changed = Some(false);
+    capabilities.prompts = Some(prompts);
+    let mut resources = ResourcesCapability::default();
+    resources.subscribe = Some(false);
+    resources.list_changed = Some(false);
+    capabilities.resources = Some(resources);
+    let mut tools = ToolsCapability::default();
+    tools.list_changed = Some(false);
+    capabilities.tools = Some(tools);
+    capabilities
+}
+
 impl Catalog {
     /// Precomputes what `description` serves.
     ///
@@ -115,11 +134,7 @@ impl Catalog {
                 });
             }
         }
-        let capabilities = ServerCapabilities::builder()
-            .enable_prompts()
-            .enable_resources()
-            .enable_tools()
-            .build();
+        let capabilities = capabilities();
         let server_info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             description.name.clone(),
             env!("CARGO_PKG_VERSION"),

@@ -6,6 +6,7 @@ mod catalog;
 mod data_plane;
 mod extensions;
 mod mcp;
+mod mcp_framing;
 mod mount;
 mod reply;
 mod tool_access;
@@ -15,8 +16,9 @@ use std::sync::Arc;
 use ::http::{HeaderValue, StatusCode, header};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use serde_json::json;
 
 pub use catalog::{Catalog, CatalogError};
@@ -40,6 +42,32 @@ async fn card(State(mount): State<Arc<Mount>>) -> Response {
         .into_response()
 }
 
+/// `/mcp/` redirects to `/mcp`, as Starlette does for the reference (relative, so that it holds
+/// wherever the episode is mounted).
+async fn mcp_slash() -> Response {
+    (
+        StatusCode::TEMPORARY_REDIRECT,
+        [(header::LOCATION, HeaderValue::from_static("../mcp"))],
+    )
+        .into_response()
+}
+
+/// Gives a 405 the reference's body, `Method Not Allowed` (axum's has none).
+async fn method_not_allowed_body(response: Response) -> Response {
+    if response.status() != StatusCode::METHOD_NOT_ALLOWED
+        || response.headers().contains_key(header::CONTENT_TYPE)
+    {
+        return response;
+    }
+    let (mut parts, _) = response.into_parts();
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, "Method Not Allowed".into())
+}
+
 async fn ready() -> Response {
     reply::json(StatusCode::OK, &json!({"status": "ready"}))
 }
@@ -48,11 +76,15 @@ async fn ready() -> Response {
 /// `GET /ready`, `POST /tools/{disable,enable}` when tool access is on, and every extension
 /// route. Request bodies over `max_body_bytes` get 413.
 pub fn router(mount: Arc<Mount>, max_body_bytes: usize) -> Router {
+    let mcp = Router::new()
+        .route_service(MCP_PATH, mcp::service(mount.clone(), max_body_bytes))
+        .layer(middleware::from_fn(mcp_framing::reference_framing));
     let mut router = Router::new()
         .route(WELL_KNOWN_PATH, get(card))
         .route(RPC_PATH, post(data_plane::rpc))
         .route("/ready", get(ready))
-        .route_service(MCP_PATH, mcp::service(mount.clone(), max_body_bytes));
+        .route("/mcp/", any(mcp_slash))
+        .merge(mcp);
     if mount.catalog.description.tool_access {
         router = router
             .route("/tools/disable", post(tool_access::disable))
@@ -60,6 +92,7 @@ pub fn router(mount: Arc<Mount>, max_body_bytes: usize) -> Router {
     }
     router
         .fallback(extensions::dispatch)
+        .layer(middleware::map_response(method_not_allowed_body))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(mount)
 }

@@ -44,8 +44,8 @@ pub enum TransferError {
     /// Inline bytes that are not base64.
     #[error("the file part's bytes are not base64")]
     NotBase64,
-    /// A URI this host does not fetch.
-    #[error("unsupported file uri {0:?}: use file://, http:// or https://")]
+    /// A URI scheme this host does not fetch (the reference's message).
+    #[error("unsupported file uri scheme '{0}': use file://, http:// or https://")]
     Scheme(String),
     /// A `file://` path outside every data root.
     #[error(
@@ -83,9 +83,20 @@ pub enum TransferError {
     },
 }
 
+/// An open data root, known by the path it was given as and by its canonical path (they differ
+/// when the root is reached through a symlink, as the temp dir is on some systems).
 struct Root {
-    path: PathBuf,
+    paths: [PathBuf; 2],
     dir: Dir,
+}
+
+impl Root {
+    /// `path` relative to this root, when it lies under it.
+    fn relative<'a>(&self, path: &'a Path) -> Option<&'a Path> {
+        self.paths
+            .iter()
+            .find_map(|root| path.strip_prefix(root).ok())
+    }
 }
 
 /// Resolves file parts to bytes. Cheap to clone.
@@ -116,12 +127,18 @@ impl Resolver {
     pub fn new(config: &TransferConfig) -> Result<Self, String> {
         let mut roots = Vec::new();
         for path in &config.data_roots {
-            let Ok(path) = path.canonicalize() else {
+            let Ok(canonical) = path.canonicalize() else {
                 tracing::debug!(root = %path.display(), "data root does not exist; skipped");
                 continue;
             };
-            match Dir::open_ambient_dir(&path, ambient_authority()) {
-                Ok(dir) => roots.push(Root { path, dir }),
+            match Dir::open_ambient_dir(&canonical, ambient_authority()) {
+                Ok(dir) => roots.push(Root {
+                    paths: [
+                        std::path::absolute(path).unwrap_or_else(|_| path.clone()),
+                        canonical,
+                    ],
+                    dir,
+                }),
                 Err(e) => {
                     tracing::warn!(root = %path.display(), error = %e, "cannot open data root")
                 }
@@ -179,12 +196,13 @@ impl Resolver {
             }
             FileContent::Uri { uri } => uri,
         };
-        let url = url::Url::parse(uri).map_err(|_| TransferError::Scheme(uri.clone()))?;
+        let url = url::Url::parse(uri).map_err(|_| TransferError::Scheme(String::new()))?;
         match url.scheme() {
             "file" => {
-                let path = url
-                    .to_file_path()
-                    .map_err(|()| TransferError::Scheme(redact(&url)))?;
+                let path = url.to_file_path().map_err(|()| TransferError::Io {
+                    path: redact(&url),
+                    source: std::io::Error::other("not a local file path"),
+                })?;
                 let this = self.clone();
                 tokio::task::spawn_blocking(move || this.read_file(&path))
                     .await
@@ -194,7 +212,7 @@ impl Resolver {
                     })?
             }
             "http" | "https" => self.download(&url).await,
-            _ => Err(TransferError::Scheme(redact(&url))),
+            scheme => Err(TransferError::Scheme(scheme.to_owned())),
         }
     }
 
@@ -204,7 +222,7 @@ impl Resolver {
         let Some((root, relative)) = self
             .roots
             .iter()
-            .find_map(|r| path.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
+            .find_map(|r| r.relative(path).map(|rel| (r, rel)))
         else {
             return Err(TransferError::OutsideRoots {
                 path: shown,
@@ -314,6 +332,25 @@ mod tests {
             r.fetch(&uri(&root.join("big"))).await,
             Err(TransferError::TooLarge { .. })
         ));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_root_reached_through_a_symlink_serves_its_files() {
+        let base = std::env::temp_dir().join(format!("envhost-rootlink-{}", std::process::id()));
+        std::fs::create_dir_all(base.join("real")).unwrap();
+        std::fs::write(base.join("real/seed.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        let r = resolver(&base.join("link"));
+        assert_eq!(
+            r.fetch(&uri(&base.join("link/seed.json"))).await.unwrap(),
+            b"{}"
+        );
+        assert_eq!(
+            r.fetch(&uri(&base.join("real/seed.json"))).await.unwrap(),
+            b"{}"
+        );
         std::fs::remove_dir_all(&base).unwrap();
     }
 
