@@ -85,11 +85,10 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         tools = catalog.tools.len(),
         "serving on http://{bound} (card /.well-known/agent-env.json, data plane /agentenv, MCP /mcp)"
     );
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    server::serve(listener, router, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
     Ok(())
 }
 

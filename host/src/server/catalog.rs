@@ -1,5 +1,5 @@
-//! What the server precomputes once per environment: the encoded card, the MCP tool list with an
-//! argument validator per tool, the MCP `initialize` answer, and the extension route table.
+//! What the server precomputes once per environment: the encoded card, each tool's encoded MCP
+//! listing and argument validator, the MCP `initialize` result, and the extension route table.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,6 +11,9 @@ use rmcp::model::{
     Tool as McpTool, ToolAnnotations, ToolsCapability,
 };
 
+use serde_json::value::{RawValue, to_raw_value};
+use serde_json::{Map, Value};
+
 use crate::protocol::card::card;
 use crate::protocol::description::{Description, ExtensionMethod, Tool};
 use crate::protocol::json::to_python_json;
@@ -19,8 +22,8 @@ use crate::protocol::json::to_python_json;
 pub struct ServedTool {
     /// The tool.
     pub tool: Tool,
-    /// Its `tools/list` entry.
-    pub listed: McpTool,
+    /// Its `tools/list` entry, encoded.
+    pub listed: Box<RawValue>,
     /// Validates a call's arguments against the input schema.
     pub validator: jsonschema::Validator,
 }
@@ -44,8 +47,8 @@ pub struct Catalog {
     tool_index: HashMap<String, usize>,
     /// Extension routes by path, then verb.
     routes: HashMap<String, Vec<Route>>,
-    /// The MCP `initialize` answer.
-    pub server_info: ServerConfig,
+    /// The MCP `initialize` result, but for its `protocolVersion`.
+    pub initialize_result: Map<String, Value>,
 }
 
 /// Why a catalog cannot be built.
@@ -113,9 +116,13 @@ impl Catalog {
                     tool: tool.name.clone(),
                     detail: e.to_string(),
                 })?;
+                let listed = to_raw_value(&listed(tool)).map_err(|e| CatalogError {
+                    tool: tool.name.clone(),
+                    detail: e.to_string(),
+                })?;
                 Ok(ServedTool {
                     tool: tool.clone(),
-                    listed: listed(tool),
+                    listed,
                     validator,
                 })
             })
@@ -134,18 +141,21 @@ impl Catalog {
                 });
             }
         }
-        let capabilities = capabilities();
-        let server_info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+        let server_info = ServerConfig::new(capabilities()).with_server_info(Implementation::new(
             description.name.clone(),
             env!("CARGO_PKG_VERSION"),
         ));
+        let initialize_result = match serde_json::to_value(&server_info) {
+            Ok(Value::Object(result)) => result,
+            _ => Map::new(),
+        };
         Ok(Self {
             card: Bytes::from(to_python_json(&card(&description))),
             description,
             tools,
             tool_index,
             routes,
-            server_info,
+            initialize_result,
         })
     }
 

@@ -6,7 +6,6 @@ mod catalog;
 mod data_plane;
 mod extensions;
 mod mcp;
-mod mcp_framing;
 mod mount;
 mod reply;
 mod tool_access;
@@ -19,6 +18,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
+use axum::serve::ListenerExt;
 use serde_json::json;
 
 pub use catalog::{Catalog, CatalogError};
@@ -76,15 +76,12 @@ async fn ready() -> Response {
 /// `GET /ready`, `POST /tools/{disable,enable}` when tool access is on, and every extension
 /// route. Request bodies over `max_body_bytes` get 413.
 pub fn router(mount: Arc<Mount>, max_body_bytes: usize) -> Router {
-    let mcp = Router::new()
-        .route_service(MCP_PATH, mcp::service(mount.clone(), max_body_bytes))
-        .layer(middleware::from_fn(mcp_framing::reference_framing));
     let mut router = Router::new()
         .route(WELL_KNOWN_PATH, get(card))
         .route(RPC_PATH, post(data_plane::rpc))
         .route("/ready", get(ready))
-        .route("/mcp/", any(mcp_slash))
-        .merge(mcp);
+        .route(MCP_PATH, mcp::routes())
+        .route("/mcp/", any(mcp_slash));
     if mount.catalog.description.tool_access {
         router = router
             .route("/tools/disable", post(tool_access::disable))
@@ -95,6 +92,27 @@ pub fn router(mount: Arc<Mount>, max_body_bytes: usize) -> Router {
         .layer(middleware::map_response(method_not_allowed_body))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(mount)
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, with `TCP_NODELAY` on every
+/// connection: an SSE answer goes out as a header write and a data write, and Nagle's algorithm
+/// would hold the second back until the client's delayed ACK (about 40 ms a call).
+///
+/// # Errors
+/// The I/O error that stopped the server.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 /// What `envhost serve` serves.

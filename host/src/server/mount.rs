@@ -1,11 +1,12 @@
-//! One served episode: the environment's catalog, the episode, its tool-access rules, and the
-//! resolver its `data/add` fetches files with.
+//! One served episode: the environment's catalog, the episode, its tool-access rules, its MCP
+//! sessions, and the resolver its `data/add` fetches files with.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
 use super::catalog::{Catalog, ServedTool};
+use super::mcp::session::Sessions;
 use crate::protocol::role::Caller;
 use crate::protocol::tool_access::{Change, Rules};
 use crate::runtime::Episode;
@@ -19,6 +20,8 @@ pub struct Mount {
     pub episode: Episode,
     /// Resolves `data/add` file parts.
     pub resolver: Resolver,
+    /// The open MCP sessions.
+    pub sessions: Sessions,
     rules: Mutex<Rules>,
 }
 
@@ -29,6 +32,7 @@ impl Mount {
             catalog,
             episode,
             resolver,
+            sessions: Sessions::default(),
             rules: Mutex::new(Rules::default()),
         }
     }
