@@ -74,6 +74,13 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("loading {}", args.component.display()))?;
     release_free_memory();
+    tokio::spawn(async {
+        let mut every = tokio::time::interval(TRIM_INTERVAL);
+        loop {
+            every.tick().await;
+            release_free_memory();
+        }
+    });
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((host, args.port))
@@ -92,8 +99,12 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How often free allocator memory is handed back to the system while serving.
+const TRIM_INTERVAL: Duration = Duration::from_secs(10);
+
 /// Hands the allocator's free memory back to the system: compiling a component leaves tens of
-/// MiB of freed working memory in glibc's arenas, which would otherwise stay resident.
+/// MiB of freed working memory in glibc's arenas, and bursts of concurrent requests a few more,
+/// which would otherwise stay resident.
 fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.

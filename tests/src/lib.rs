@@ -77,7 +77,7 @@ impl TestServer {
                     Ok((_runtime, router, listener)) => {
                         let addr = listener.local_addr().map_err(anyhow::Error::from);
                         let _ = tx.send(addr);
-                        let _ = axum::serve(listener, router).await;
+                        let _ = server::serve(listener, router, std::future::pending()).await;
                     }
                     Err(e) => {
                         let _ = tx.send(Err(e));
@@ -95,6 +95,16 @@ impl TestServer {
     /// Serves guest `name` with default options.
     pub fn guest(name: &str) -> Self {
         Self::start(ServeOptions::new(guest(name))).expect("serving the guest")
+    }
+
+    /// The card, `GET /.well-known/agent-env.json`.
+    pub async fn card(&self) -> Value {
+        reqwest::get(format!("{}/.well-known/agent-env.json", self.url))
+            .await
+            .expect("GET the card")
+            .json()
+            .await
+            .expect("a JSON card")
     }
 
     /// `POST /agentenv` of `{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}`;

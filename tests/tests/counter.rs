@@ -21,7 +21,10 @@ async fn the_readme_example_counts_per_role() {
         .call_tool(CallToolRequestParams::new("counter_counts"))
         .await
         .unwrap();
-    assert_eq!(counts.structured_content, Some(json!({"alice": 3, "default": -1})));
+    assert_eq!(
+        counts.structured_content,
+        Some(json!({"alice": 3, "default": -1}))
+    );
     let overflow = alice.call_tool(add(i64::MAX)).await.unwrap();
     assert_eq!(overflow.structured_content.unwrap()["code"], "overflow");
     server.rpc("data/reset", json!({})).await;

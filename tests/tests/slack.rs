@@ -30,12 +30,7 @@ async fn state(server: &TestServer) -> Value {
 #[tokio::test]
 async fn the_card_describes_tools_extensions_and_operations() {
     let server = TestServer::guest("slack");
-    let card: Value = reqwest::get(format!("{}/.well-known/agent-env.json", server.url))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = server.card().await;
     assert_eq!(card["name"], "slack");
     assert_eq!(card["url"], "/agentenv");
     assert_eq!(
@@ -355,12 +350,7 @@ async fn the_name_override_renames_the_card_and_every_tool() {
     let mut options = ServeOptions::new(guest("slack"));
     options.name = Some("chat".into());
     let server = TestServer::start(options).unwrap();
-    let card: Value = reqwest::get(format!("{}/.well-known/agent-env.json", server.url))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = server.card().await;
     assert_eq!(card["name"], "chat");
     let tools = server.mcp(None).await.list_all_tools().await.unwrap();
     assert!(

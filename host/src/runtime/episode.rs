@@ -2,16 +2,12 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use tokio::sync::Mutex;
-use wasmtime::Store;
-
 use super::bindings::ToolResult;
 use super::bindings::agentenv::environment::types as wit;
 use super::convert;
-use super::environment::{Environment, Live};
-use super::error::{CallError, Fault};
-use super::state::EpisodeState;
+use super::environment::Environment;
+use super::error::CallError;
+use super::runner::Runner;
 use crate::protocol::error::CodedError;
 use crate::protocol::part::Part;
 use crate::protocol::role::Caller;
@@ -41,18 +37,11 @@ impl CallContext {
     }
 }
 
-/// The guest's exports.
-type Guest = super::bindings::exports::agentenv::environment::environment::Guest;
-
-/// One call into the guest: the outer error is a fault, the inner one the guest's coded answer.
-type GuestCall<'a, R> = BoxFuture<'a, wasmtime::Result<Result<R, wit::EnvError>>>;
-
-/// One live instance of an environment. Calls are serialised; a call whose guest faults
-/// discards the instance, and the next call runs on a fresh one.
+/// One live instance of an environment. Calls are serialised (run back to back by a task of
+/// the episode's own, so a caller that goes away never cancels a guest mid-call); a call whose
+/// guest faults discards the instance, and the next call runs on a fresh one.
 pub struct Episode {
-    environment: Arc<Environment>,
-    label: String,
-    live: Mutex<Option<Live>>,
+    runner: Arc<Runner>,
 }
 
 impl Episode {
@@ -66,15 +55,13 @@ impl Episode {
             .await
             .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
         Ok(Self {
-            environment,
-            label,
-            live: Mutex::new(Some(live)),
+            runner: Arc::new(Runner::new(environment, label, live)),
         })
     }
 
     /// The environment this is an episode of.
     pub fn environment(&self) -> &Arc<Environment> {
-        &self.environment
+        self.runner.environment()
     }
 
     /// `data/reset`.
@@ -82,7 +69,8 @@ impl Episode {
     /// # Errors
     /// [`CallError`] as the guest failed.
     pub async fn reset(&self) -> Result<(), CallError> {
-        self.invoke(None, |guest, store| Box::pin(guest.call_reset(store)))
+        self.runner
+            .call(None, |guest, store| Box::pin(guest.call_reset(store)))
             .await
     }
 
@@ -91,10 +79,11 @@ impl Episode {
     /// # Errors
     /// [`CallError`] as the guest failed.
     pub async fn add_data(&self, parts: Vec<wit::Part>) -> Result<(), CallError> {
-        self.invoke(None, move |guest, store| {
-            Box::pin(async move { guest.call_add_data(store, &parts).await })
-        })
-        .await
+        self.runner
+            .call(None, move |guest, store| {
+                Box::pin(async move { guest.call_add_data(store, &parts).await })
+            })
+            .await
     }
 
     /// `data/get`.
@@ -104,7 +93,8 @@ impl Episode {
     /// not a JSON object.
     pub async fn get_data(&self) -> Result<Vec<Part>, CallError> {
         let parts = self
-            .invoke(None, |guest, store| Box::pin(guest.call_get_data(store)))
+            .runner
+            .call(None, |guest, store| Box::pin(guest.call_get_data(store)))
             .await?;
         parts
             .into_iter()
@@ -125,10 +115,11 @@ impl Episode {
         context: CallContext,
     ) -> Result<ToolResult, CallError> {
         let name = declared_name.to_owned();
-        self.invoke(Some(context), move |guest, store| {
-            Box::pin(async move { guest.call_call_tool(store, &name, &arguments).await })
-        })
-        .await
+        self.runner
+            .call(Some(context), move |guest, store| {
+                Box::pin(async move { guest.call_call_tool(store, &name, &arguments).await })
+            })
+            .await
     }
 
     /// Calls method `op` of extension `uri` with `request` (a JSON object as text, already
@@ -144,51 +135,10 @@ impl Episode {
         context: CallContext,
     ) -> Result<String, CallError> {
         let (uri, op) = (uri.to_owned(), op.to_owned());
-        self.invoke(Some(context), move |guest, store| {
-            Box::pin(async move { guest.call_call_extension(store, &uri, &op, &request).await })
-        })
-        .await
-    }
-
-    /// Runs `call` on the live instance (a fresh one if the last faulted), with `context` for
-    /// the `context` import and a fresh CPU deadline.
-    async fn invoke<R>(
-        &self,
-        context: Option<CallContext>,
-        call: impl for<'a> FnOnce(&'a Guest, &'a mut Store<EpisodeState>) -> GuestCall<'a, R>,
-    ) -> Result<R, CallError> {
-        let mut guard = self.live.lock().await;
-        let live = match &mut *guard {
-            Some(live) => live,
-            empty => {
-                tracing::info!(episode = %self.label, "starting a fresh instance");
-                let live = self
-                    .environment
-                    .instantiate(&self.label)
-                    .await
-                    .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
-                empty.insert(live)
-            }
-        };
-        let state = live.store.data_mut();
-        state.call = context;
-        state.ticks_left = self.environment.limits().deadline_ticks();
-        live.store.set_epoch_deadline(1);
-        let outcome = call(
-            live.world.agentenv_environment_environment(),
-            &mut live.store,
-        )
-        .await;
-        live.store.data_mut().call = None;
-        match outcome {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(e)) => Err(CallError::Guest(convert::coded_error(e))),
-            Err(error) => {
-                let fault = Fault::classify(&error, self.environment.limits().cpu_deadline);
-                tracing::warn!(episode = %self.label, %fault, "guest fault; discarding the instance");
-                *guard = None;
-                Err(CallError::Fault(fault))
-            }
-        }
+        self.runner
+            .call(Some(context), move |guest, store| {
+                Box::pin(async move { guest.call_call_extension(store, &uri, &op, &request).await })
+            })
+            .await
     }
 }

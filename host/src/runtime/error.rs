@@ -98,6 +98,9 @@ pub enum CallError {
     /// A fresh instance could not be made.
     #[error("the environment could not be instantiated: {0}")]
     Instantiate(String),
+    /// The episode stopped before answering (its runner task ended).
+    #[error("the episode stopped before answering")]
+    Stopped,
 }
 
 impl CallError {
@@ -106,7 +109,7 @@ impl CallError {
         match self {
             Self::Guest(e) => e.clone(),
             Self::Fault(f) => f.to_coded(),
-            Self::Instantiate(_) => CodedError {
+            Self::Instantiate(_) | Self::Stopped => CodedError {
                 code: "unavailable".into(),
                 message: self.to_string(),
                 retryable: true,

@@ -153,20 +153,7 @@ async fn get(State(mount): State<Arc<Mount>>, headers: HeaderMap) -> Response {
         drop(guard);
         Ok::<Bytes, std::convert::Infallible>(Bytes::new())
     });
-    let mut response = Response::new(Body::from_stream(stream));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache, no-transform"),
-    );
-    if let Ok(value) = HeaderValue::from_str(&id) {
-        headers.insert(SESSION_HEADER, value);
-    }
-    response
+    wire::event_stream(Body::from_stream(stream), &id)
 }
 
 /// Releases a session's standalone stream when its body is dropped.

@@ -179,13 +179,9 @@ fn session_value(session: &str) -> HeaderValue {
     HeaderValue::from_str(session).unwrap_or(HeaderValue::from_static(""))
 }
 
-/// A 200 SSE answer carrying one message, as the reference frames it.
-pub fn sse(message: &[u8], session: &str) -> Response {
-    let mut body = Vec::with_capacity(message.len() + 32);
-    body.extend_from_slice(b"event: message\r\ndata: ");
-    body.extend_from_slice(message);
-    body.extend_from_slice(b"\r\n\r\n");
-    let mut response = Response::new(Body::from(body));
+/// A 200 `text/event-stream` answer of `session` with `body`.
+pub fn event_stream(body: Body, session: &str) -> Response {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -198,6 +194,15 @@ pub fn sse(message: &[u8], session: &str) -> Response {
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     headers.insert(SESSION_HEADER, session_value(session));
     response
+}
+
+/// A 200 SSE answer carrying one message, as the reference frames it.
+pub fn sse(message: &[u8], session: &str) -> Response {
+    let mut body = Vec::with_capacity(message.len() + 32);
+    body.extend_from_slice(b"event: message\r\ndata: ");
+    body.extend_from_slice(message);
+    body.extend_from_slice(b"\r\n\r\n");
+    event_stream(Body::from(body), session)
 }
 
 /// An answer with no body (`202` for notifications, `200` for `DELETE`).

@@ -1,0 +1,144 @@
+//! `mcp_load`: a closed-loop load client for the MCP tools of an agentenv environment server.
+//!
+//! ```text
+//! mcp_load --url http://127.0.0.1:18765 --clients 8 --seconds 10 [--warmup 1]
+//!          [--env-name slack] [--tool slack_send_message] [--threads 1] [--timeout 30]
+//!          [--server-pid PID] [--json]
+//! ```
+//!
+//! It seeds the environment through the data plane (`data/reset`, then `data/add` of a data part
+//! with the channel `bench`, as `shared/bench/agentenv_bench.py` does), then runs `--clients`
+//! clients, each with its own keep-alive HTTP/1.1 connection and its own MCP session (role
+//! `bench-<i>`), calling `<env>_send_message(channel "bench", text "bench <i> <n>", to "sink")` in
+//! a closed loop. Calls that start within the first `--warmup` seconds are not counted; the
+//! `--seconds` after them are. Every answer (SSE or JSON) is parsed and must be a result with
+//! `isError` false; anything else is an error. At the end it prints calls, errors, calls/s, the
+//! latency percentiles, its own CPU seconds over the measured window (near `elapsed × threads`
+//! means the client was the bottleneck), and with `--server-pid` the server's CPU seconds over
+//! the same window and its memory before and after; then it closes the sessions and resets the
+//! environment.
+//!
+//! To stay cheap it speaks HTTP/1.1 with hyper's connection API, driving each connection from the
+//! task that uses it, reuses prebuilt headers and a request-body template, and deserializes only
+//! the fields it checks.
+
+mod conn;
+mod data_plane;
+mod mcp;
+mod procfs;
+mod report;
+mod rpc;
+mod run;
+mod sse;
+mod stats;
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Parser;
+
+use crate::report::Report;
+use crate::run::run;
+
+/// The channel the bench seeds and posts to (the Python bench's).
+const CHANNEL: &str = "bench";
+
+/// Closed-loop MCP `tools/call` load against an agentenv environment server.
+#[derive(Parser, Debug)]
+#[command(name = "mcp_load")]
+struct Args {
+    /// The environment server's base URL (plain http).
+    #[arg(long, default_value = "http://127.0.0.1:18765")]
+    url: String,
+    /// Concurrent clients, each with its own connection and MCP session.
+    #[arg(long, default_value_t = 8)]
+    clients: usize,
+    /// Length of the measured window, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Seconds of calls before the measured window, not counted.
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// The environment's name (the tool-name prefix); default: the card's name.
+    #[arg(long)]
+    env_name: Option<String>,
+    /// The tool to call; default: `<env-name>_send_message`.
+    #[arg(long)]
+    tool: Option<String>,
+    /// Runtime threads: 1 runs every client on one current_thread runtime, more a multi-thread one.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Seconds a call may take before it counts as an error (and its connection is reopened).
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
+    /// The server's process id: report its CPU seconds and memory (VmRSS, VmHWM) from /proc.
+    #[arg(long)]
+    server_pid: Option<u32>,
+    /// Also print the results as one JSON line.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    /// Rejects values the run cannot use.
+    fn validate(&self) -> anyhow::Result<()> {
+        if self.clients == 0 || self.threads == 0 {
+            bail!("--clients and --threads must be at least 1");
+        }
+        for (name, value) in [
+            ("--seconds", self.seconds),
+            ("--warmup", self.warmup),
+            ("--timeout", self.timeout),
+        ] {
+            if !(0.0..=1e6).contains(&value) {
+                bail!("{name} must be a number of seconds between 0 and 1e6");
+            }
+        }
+        if self.seconds == 0.0 || self.timeout == 0.0 {
+            bail!("--seconds and --timeout must be more than 0");
+        }
+        Ok(())
+    }
+}
+
+/// Parses the arguments, runs the bench and prints its report; on failure prints why and exits 1.
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match bench(&args) {
+        Ok(report) => {
+            print!("{}", report.table());
+            if args.json {
+                println!("{}", report.json());
+            }
+            match &report.cleanup {
+                None => ExitCode::SUCCESS,
+                Some(e) => {
+                    eprintln!("mcp_load: the environment was not reset after the run: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("mcp_load: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Checks the arguments and runs the bench on the runtime they ask for.
+fn bench(args: &Args) -> anyhow::Result<Report> {
+    args.validate()?;
+    runtime(args.threads)?.block_on(run(args))
+}
+
+/// A current_thread runtime for one thread, else a multi-thread one with `threads` workers.
+fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut builder = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(threads);
+        builder
+    };
+    Ok(builder.enable_all().build()?)
+}
