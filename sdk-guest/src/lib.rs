@@ -6,7 +6,7 @@
 //! `#[add_data]` and `#[get_data]` methods the data plane. That one attribute also exports the
 //! component; build it with `cargo build --target wasm32-wasip2`.
 //!
-//! ```ignore
+//! ```
 //! use envhost_sdk::{environment, EnvError, ToolContext};
 //!
 //! #[derive(Default)]

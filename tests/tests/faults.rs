@@ -97,3 +97,47 @@ async fn a_spinning_call_does_not_stall_the_server() {
         "the card took {took:?} while a guest spun"
     );
 }
+
+/// One MCP POST with plain reqwest (no client library between the test and the socket), so
+/// that a timeout really closes the connection.
+async fn mcp_post(
+    server: &TestServer,
+    session: Option<&str>,
+    body: serde_json::Value,
+    timeout: Duration,
+) -> reqwest::Result<reqwest::Response> {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/mcp", server.url))
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .timeout(timeout);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request.send().await?.error_for_status()
+}
+
+#[tokio::test]
+async fn a_caller_that_goes_away_does_not_cancel_the_call() {
+    let server = faulty();
+    let long = Duration::from_secs(5);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "test", "version": "1"}}});
+    let opened = mcp_post(&server, None, init, long).await.unwrap();
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let call = |id: u32, name: &str, arguments: serde_json::Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+    };
+    let slow = call(2, "slow", json!({"ms": 300}));
+    let abandoned = mcp_post(&server, Some(&session), slow, Duration::from_millis(50)).await;
+    assert!(abandoned.unwrap_err().is_timeout(), "the client gives up and closes its connection");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let echo = mcp_post(&server, Some(&session), call(3, "echo", json!({"text": "hi"})), long);
+    let body = echo.await.unwrap().text().await.unwrap();
+    assert!(
+        body.contains(r#""structuredContent":{"result":"hi (2 calls)"}"#),
+        "the abandoned call ran to its end on the same instance: {body}"
+    );
+}

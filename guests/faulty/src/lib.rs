@@ -1,6 +1,6 @@
 //! A test environment that misbehaves on request, to prove that a guest's fault fails its own
 //! call only: `trap` hits `unreachable`, `spin` never returns, `grow` allocates until memory runs
-//! out. `echo` and the data plane behave, so a test can see the episode serve again afterwards;
+//! out. `echo`, `slow` and the data plane behave, so a test can see the episode serve again afterwards;
 //! `data/add` of `{"fault": "trap" | "spin" | "grow"}` misbehaves the same way.
 
 use envhost_sdk::{EnvError, Part, environment};
@@ -63,6 +63,17 @@ impl Faulty {
     fn echo(&mut self, #[arg(description = "The text to send back.")] text: String) -> String {
         self.calls += 1;
         format!("{text} ({} calls)", self.calls)
+    }
+
+    /// Works (busily) for `ms` milliseconds, then counts the call.
+    #[tool]
+    fn slow(&mut self, #[arg(description = "How long to work, in milliseconds.")] ms: u64) -> u64 {
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_millis(ms) {
+            std::hint::spin_loop();
+        }
+        self.calls += 1;
+        self.calls
     }
 
     /// Traps (executes `unreachable`).
