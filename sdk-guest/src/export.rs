@@ -163,7 +163,7 @@ macro_rules! __export {
     ($ty:ty) => {
         const _: () = {
             use $crate::bindings::agentenv::environment::types as __wit;
-            use $crate::bindings::exports::agentenv::environment::environment as __exports;
+            use $crate::bindings::exports::agentenv::environment::env as __exports;
 
             ::std::thread_local! {
                 static STATE: ::std::cell::RefCell<$ty> =

@@ -43,7 +43,7 @@ mod schema;
 #[allow(missing_docs)]
 pub mod bindings {
     wit_bindgen::generate!({
-        world: "environment-world",
+        world: "environment",
         path: "../wit/environment",
         pub_export_macro: true,
         export_macro_name: "export",
@@ -58,7 +58,7 @@ pub use error::{Applied, EnvError};
 pub use export::Environment;
 pub use part::{DataPart, FilePart, FileSource, Part, TextPart};
 
-pub use bindings::exports::agentenv::environment::environment::{
+pub use bindings::exports::agentenv::environment::env::{
     ContentBlock, EnvInfo, ExtensionInfo, ExtensionLayout, ExtensionMethod, ImageContent,
     Operation, ToolAnnotations, ToolInfo, ToolResult,
 };

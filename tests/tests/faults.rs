@@ -125,16 +125,27 @@ async fn a_caller_that_goes_away_does_not_cancel_the_call() {
                       "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                                  "clientInfo": {"name": "test", "version": "1"}}});
     let opened = mcp_post(&server, None, init, long).await.unwrap();
-    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     let call = |id: u32, name: &str, arguments: serde_json::Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                "params": {"name": name, "arguments": arguments}})
     };
     let slow = call(2, "slow", json!({"ms": 300}));
     let abandoned = mcp_post(&server, Some(&session), slow, Duration::from_millis(50)).await;
-    assert!(abandoned.unwrap_err().is_timeout(), "the client gives up and closes its connection");
+    assert!(
+        abandoned.unwrap_err().is_timeout(),
+        "the client gives up and closes its connection"
+    );
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let echo = mcp_post(&server, Some(&session), call(3, "echo", json!({"text": "hi"})), long);
+    let echo = mcp_post(
+        &server,
+        Some(&session),
+        call(3, "echo", json!({"text": "hi"})),
+        long,
+    );
     let body = echo.await.unwrap().text().await.unwrap();
     assert!(
         body.contains(r#""structuredContent":{"result":"hi (2 calls)"}"#),

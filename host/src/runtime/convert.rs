@@ -6,7 +6,7 @@ use http::Method;
 use serde_json::Value;
 
 use super::bindings::agentenv::environment::types as wit;
-use super::bindings::exports::agentenv::environment::environment as exports;
+use super::bindings::exports::agentenv::environment::env as exports;
 use crate::protocol::description::{
     Annotations, Description, DescriptionError, Extension, ExtensionMethod, Layout, Object,
     Operation, Tool,

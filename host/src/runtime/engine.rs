@@ -6,7 +6,7 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
-use super::bindings::EnvironmentWorld;
+use super::bindings::Environment as World;
 use super::error::LoadError;
 use super::state::EpisodeState;
 
@@ -65,8 +65,7 @@ impl Runtime {
         let engine = Engine::new(&config).map_err(LoadError::engine)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(LoadError::engine)?;
-        EnvironmentWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(LoadError::engine)?;
+        World::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(LoadError::engine)?;
         start_ticker(&engine).map_err(LoadError::engine)?;
         Ok(Self {
             engine,

@@ -5,7 +5,7 @@ use std::path::Path;
 use wasmtime::component::Component;
 use wasmtime::{Engine, Store, UpdateDeadline};
 
-use super::bindings::{EnvironmentWorld, EnvironmentWorldPre};
+use super::bindings::{Environment as World, EnvironmentPre as WorldPre};
 use super::convert;
 use super::engine::{Limits, Runtime};
 use super::error::LoadError;
@@ -15,7 +15,7 @@ use crate::protocol::description::Description;
 /// An environment compiled once; every episode of it is instantiated from here.
 pub struct Environment {
     engine: Engine,
-    pre: EnvironmentWorldPre<EpisodeState>,
+    pre: WorldPre<EpisodeState>,
     description: Description,
     limits: Limits,
 }
@@ -23,7 +23,7 @@ pub struct Environment {
 /// A store and the instance in it.
 pub(crate) struct Live {
     pub(crate) store: Store<EpisodeState>,
-    pub(crate) world: EnvironmentWorld,
+    pub(crate) world: World,
 }
 
 impl Environment {
@@ -61,14 +61,14 @@ impl Environment {
         let pre = runtime
             .linker
             .instantiate_pre(&component)
-            .and_then(EnvironmentWorldPre::new)
+            .and_then(WorldPre::new)
             .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
         let mut live = instantiate(&runtime.engine, &pre, &limits, "describe")
             .await
             .map_err(|e| LoadError::Start(format!("{e:#}")))?;
         let info = live
             .world
-            .agentenv_environment_environment()
+            .agentenv_environment_env()
             .call_describe(&mut live.store)
             .await
             .map_err(|e| LoadError::Start(format!("describe: {e:#}")))?;
@@ -103,7 +103,7 @@ impl Environment {
 /// deadline interrupts the guest.
 async fn instantiate(
     engine: &Engine,
-    pre: &EnvironmentWorldPre<EpisodeState>,
+    pre: &WorldPre<EpisodeState>,
     limits: &Limits,
     label: &str,
 ) -> wasmtime::Result<Live> {

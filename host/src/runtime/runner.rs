@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use wasmtime::Store;
 
 use super::bindings::agentenv::environment::types as wit;
-use super::bindings::exports::agentenv::environment::environment::Guest;
+use super::bindings::exports::agentenv::environment::env::Guest;
 use super::convert;
 use super::environment::{Environment, Live};
 use super::episode::CallContext;
@@ -63,7 +63,7 @@ where
             state.call = context;
             state.ticks_left = limits.deadline_ticks();
             live.store.set_epoch_deadline(1);
-            let guest = live.world.agentenv_environment_environment();
+            let guest = live.world.agentenv_environment_env();
             let outcome = call(guest, &mut live.store).await;
             live.store.data_mut().call = None;
             let (answer, fault) = match outcome {
