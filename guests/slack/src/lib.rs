@@ -128,7 +128,10 @@ impl Slack {
     }
 
     /// List every channel with its topic.
-    #[tool(name = "{environment_name}_list_channels", annotations(read_only_hint = true))]
+    #[tool(
+        name = "{environment_name}_list_channels",
+        annotations(read_only_hint = true)
+    )]
     fn list_channels(&self) -> Vec<Channel> {
         self.channels.clone()
     }
