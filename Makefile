@@ -1,13 +1,14 @@
 # The two set-up commands of the README, and their parts.
 #   make serve   serve the bundled slack example on 127.0.0.1:18765
 #   make test    build everything and run every test (Rust and Python)
+#   make lint    rustfmt and clippy, as CI runs them
 
 VENV ?= .venv
 PYTHON ?= python3
 COMPONENTS := guests/target/wasm32-wasip2/release
 ENVHOST := target/release/envhost
 
-.PHONY: serve test guests host venv
+.PHONY: serve test lint guests host venv
 
 guests:
 	rustup target add wasm32-wasip2
@@ -30,3 +31,8 @@ $(VENV)/.installed: tests/python/requirements.txt
 test: guests host venv
 	cargo test --release --workspace
 	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python
+
+lint:
+	cargo fmt --all --check
+	cargo fmt --manifest-path guests/Cargo.toml --all --check
+	cargo clippy --release --workspace --all-targets -- -D warnings
