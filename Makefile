@@ -36,3 +36,4 @@ lint:
 	cargo fmt --all --check
 	cargo fmt --manifest-path guests/Cargo.toml --all --check
 	cargo clippy --release --workspace --all-targets -- -D warnings
+	cargo clippy --release --target wasm32-wasip2 --manifest-path guests/Cargo.toml -- -D warnings

@@ -31,3 +31,16 @@ async fn the_readme_example_counts_per_role() {
     let data = server.rpc("data/get", json!({})).await;
     assert_eq!(data["result"]["parts"][0]["data"], json!({"counts": {}}));
 }
+
+#[test]
+fn the_readme_shows_the_example_whole() {
+    let root = envhost_tests::repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let shown = readme
+        .split("```rust\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("a rust code block in the README");
+    let source = std::fs::read_to_string(root.join("guests/counter/src/lib.rs")).unwrap();
+    assert_eq!(shown.trim_end(), source.trim_end());
+}
