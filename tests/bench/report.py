@@ -159,6 +159,8 @@ def main() -> None:
     parts.append(table(["server", "phase", "ops", "errors", "ops/s", "p50 ms", "p99 ms", "client CPU",
                         "server CPU"], other))
 
+    shared = by[("envhost", "agentenv_bench.py", 8)]["bench"]["server_rss_kib"]["after"]
+    shared_peak = shared["VmHWM"] / MIB
     env_peak = servers["envhost"]["end"]["VmHWM"] / MIB
     env_max_rss = max([servers["envhost"]["idle"]["VmRSS"], servers["envhost"]["end"]["VmRSS"]]
                       + [r["after"].get("VmRSS") or 0 for r in rows if r["server"] == "envhost"]) / MIB
@@ -168,7 +170,12 @@ def main() -> None:
         [f"tool calls/s with 8 clients ≥ {TARGET_RATIO:.0f}× the reference (mcp_load)", f"{ratio_rust:.1f}×",
          yes(ratio_rust >= TARGET_RATIO)],
         [f"single-client tool call p50 ≤ {TARGET_P50_MS} ms", f"{ms(p50_env)} ms", yes(p50_env <= TARGET_P50_MS)],
-        [f"envhost RSS while serving slack ≤ {TARGET_RSS_MIB:.0f} MiB",
+        [f"envhost RSS while serving slack ≤ {TARGET_RSS_MIB:.0f} MiB: under the shared bench "
+         "(all three phases, from a fresh start)",
+         f"peak (VmHWM) {shared_peak:.1f} MiB; VmRSS at its end {shared['VmRSS'] / MIB:.1f} MiB",
+         yes(shared_peak <= TARGET_RSS_MIB)],
+        [f"envhost RSS ≤ {TARGET_RSS_MIB:.0f} MiB: over the whole run, mcp_load's hundreds of thousands "
+         "of messages stored by the environment included",
          f"peak (VmHWM) {env_peak:.1f} MiB; highest VmRSS read {env_max_rss:.1f} MiB",
          yes(env_peak <= TARGET_RSS_MIB)],
     ]))
