@@ -231,11 +231,18 @@ fn callable(f: &mut ImplItemFn) -> Result<Callable> {
     })
 }
 
+/// The name of an attribute argument (`name` of `name = ...`); empty for a path.
+fn key(meta: &ParseNestedMeta) -> String {
+    meta.path
+        .get_ident()
+        .map(Ident::to_string)
+        .unwrap_or_default()
+}
+
 fn parse_annotations(meta: ParseNestedMeta) -> Result<Annotations> {
     let mut a = Annotations::default();
     meta.parse_nested_meta(|m| {
-        let key = m.path.get_ident().map(Ident::to_string).unwrap_or_default();
-        match key.as_str() {
+        match key(&m).as_str() {
             "title" => a.title = Some(m.value()?.parse()?),
             "read_only_hint" => a.read_only_hint = Some(m.value()?.parse()?),
             "destructive_hint" => a.destructive_hint = Some(m.value()?.parse()?),
@@ -257,12 +264,7 @@ fn tool(attr: &Attribute, f: &mut ImplItemFn) -> Result<Tool> {
     let mut annotations = None;
     if !matches!(attr.meta, syn::Meta::Path(_)) {
         attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(Ident::to_string)
-                .unwrap_or_default();
-            match key.as_str() {
+            match key(&meta).as_str() {
                 "name" => name = Some(meta.value()?.parse::<LitStr>()?.value()),
                 "description" => description = Some(meta.value()?.parse::<LitStr>()?.value()),
                 "hidden_by_default" => hidden_by_default = true,
@@ -297,12 +299,7 @@ fn extension(attr: &Attribute, f: &mut ImplItemFn) -> Result<Extension> {
     let mut description = None;
     let mut path = None;
     attr.parse_nested_meta(|meta| {
-        let key = meta
-            .path
-            .get_ident()
-            .map(Ident::to_string)
-            .unwrap_or_default();
-        match key.as_str() {
+        match key(&meta).as_str() {
             "uri" => uri = Some(meta.value()?.parse()?),
             "op" => op = Some(meta.value()?.parse()?),
             "method" => {
