@@ -1,4 +1,4 @@
-//! Support for the integration tests: building the guests, serving one on loopback with the real
+//! Support for the integration tests: building the guests, serving them on loopback with the real
 //! server, and talking to it with real clients (reqwest for HTTP, rmcp's MCP client).
 
 #![warn(missing_docs)]
@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use envhost::runtime::Runtime;
-use envhost::server::{self, ServeOptions};
+use envhost::host::{EnvironmentConfig, Host, HostConfig};
+use envhost::server;
 use rmcp::ServiceExt;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -47,56 +47,23 @@ pub fn guest(name: &str) -> PathBuf {
     root.join(format!("guests/target/wasm32-wasip2/release/{name}.wasm"))
 }
 
-/// A server on 127.0.0.1 (an ephemeral port) serving one environment, on its own runtime
-/// thread; it stops when the process ends.
-pub struct TestServer {
-    /// `http://127.0.0.1:<port>`
-    pub url: String,
-    /// The bound address.
-    pub addr: SocketAddr,
+/// A host of guest `name` (loaded under that name) with default settings and room for 64
+/// episodes.
+pub fn config(name: &str) -> HostConfig {
+    let mut config = HostConfig::new(vec![EnvironmentConfig::new(name, guest(name))]);
+    config.max_episodes = 64;
+    config
 }
 
-impl TestServer {
-    /// Serves `options` and waits until the port is open.
-    pub fn start(options: ServeOptions) -> anyhow::Result<Self> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("a tokio runtime");
-            rt.block_on(async move {
-                let started = async {
-                    let runtime = Runtime::new()?;
-                    let (router, _) = server::app(&runtime, &options).await?;
-                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-                    anyhow::Ok((runtime, router, listener))
-                };
-                match started.await {
-                    Ok((_runtime, router, listener)) => {
-                        let addr = listener.local_addr().map_err(anyhow::Error::from);
-                        let _ = tx.send(addr);
-                        let _ = server::serve(listener, router, std::future::pending()).await;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                    }
-                }
-            });
-        });
-        let addr = rx.recv()??;
-        Ok(Self {
-            url: format!("http://{addr}"),
-            addr,
-        })
-    }
+/// One episode's base URL, and requests to it.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// `http://127.0.0.1:<port>` or `http://127.0.0.1:<port>/episodes/<id>`, without a trailing
+    /// slash.
+    pub url: String,
+}
 
-    /// Serves guest `name` with default options.
-    pub fn guest(name: &str) -> Self {
-        Self::start(ServeOptions::new(guest(name))).expect("serving the guest")
-    }
-
+impl Endpoint {
     /// The card, `GET /.well-known/agent-env.json`.
     pub async fn card(&self) -> Value {
         reqwest::get(format!("{}/.well-known/agent-env.json", self.url))
@@ -117,7 +84,7 @@ impl TestServer {
             .send()
             .await
             .expect("POST /agentenv");
-        assert_eq!(response.status(), 200, "the data plane always answers 200");
+        assert_eq!(response.status(), 200, "the data plane answers 200");
         response.json().await.expect("a JSON answer")
     }
 
@@ -127,7 +94,7 @@ impl TestServer {
         let mut headers = HashMap::new();
         if let Some(role) = role {
             headers.insert(
-                http_header("agentenv-role"),
+                reqwest::header::HeaderName::from_static("agentenv-role"),
                 role.parse().expect("a header value"),
             );
         }
@@ -138,6 +105,99 @@ impl TestServer {
     }
 }
 
-fn http_header(name: &'static str) -> reqwest::header::HeaderName {
-    reqwest::header::HeaderName::from_static(name)
+/// A server on 127.0.0.1 (an ephemeral port), on its own runtime thread; it stops when the
+/// process ends. It derefs to its root episode's [`Endpoint`].
+pub struct TestServer {
+    /// The root episode.
+    pub root: Endpoint,
+    /// `http://127.0.0.1:<port>`
+    pub url: String,
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The host behind it.
+    pub host: Arc<Host>,
+}
+
+impl std::ops::Deref for TestServer {
+    type Target = Endpoint;
+
+    fn deref(&self) -> &Endpoint {
+        &self.root
+    }
+}
+
+impl TestServer {
+    /// Serves `config` (bodies up to 64 MiB) and waits until the port is open.
+    pub fn start(config: HostConfig) -> anyhow::Result<Self> {
+        Self::start_with_body_limit(config, server::DEFAULT_MAX_BODY_BYTES)
+    }
+
+    /// Serves `config` with bodies up to `max_body_bytes`.
+    pub fn start_with_body_limit(
+        config: HostConfig,
+        max_body_bytes: usize,
+    ) -> anyhow::Result<Self> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a tokio runtime");
+            rt.block_on(async move {
+                let started = async {
+                    let host = Arc::new(Host::new(config).await?);
+                    let (router, state) = server::app(host.clone(), max_body_bytes).await?;
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                    anyhow::Ok((host, router, state, listener))
+                };
+                match started.await {
+                    Ok((host, router, state, listener)) => {
+                        let addr = listener.local_addr().map_err(anyhow::Error::from);
+                        let _ = tx.send(addr.map(|a| (a, host)));
+                        let _ =
+                            server::serve(listener, router, state, std::future::pending()).await;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                    }
+                }
+            });
+        });
+        let (addr, host) = rx.recv()??;
+        let url = format!("http://{addr}");
+        Ok(Self {
+            root: Endpoint { url: url.clone() },
+            url,
+            addr,
+            host,
+        })
+    }
+
+    /// Serves guest `name` with default settings.
+    pub fn guest(name: &str) -> Self {
+        Self::start(config(name)).expect("serving the guest")
+    }
+
+    /// `POST /episodes {"environment": environment}`: the status and the answer.
+    pub async fn create_episode(&self, environment: &str) -> (u16, Value) {
+        let response = reqwest::Client::new()
+            .post(format!("{}/episodes", self.url))
+            .json(&json!({"environment": environment}))
+            .send()
+            .await
+            .expect("POST /episodes");
+        let status = response.status().as_u16();
+        (status, response.json().await.expect("a JSON answer"))
+    }
+
+    /// A new episode of `environment`, as an endpoint.
+    pub async fn new_episode(&self, environment: &str) -> Endpoint {
+        let (status, answer) = self.create_episode(environment).await;
+        assert_eq!(status, 201, "{answer}");
+        let url = answer["url"].as_str().expect("the episode's url");
+        Endpoint {
+            url: format!("{}{}", self.url, url.trim_end_matches('/')),
+        }
+    }
 }

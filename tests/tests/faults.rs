@@ -4,20 +4,20 @@
 use std::time::{Duration, Instant};
 
 use envhost::runtime::Limits;
-use envhost::server::ServeOptions;
-use envhost_tests::{TestServer, guest};
+use envhost_tests::{TestServer, config};
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
 const DEADLINE: Duration = Duration::from_millis(500);
 
 fn faulty() -> TestServer {
-    let mut options = ServeOptions::new(guest("faulty"));
-    options.limits = Limits {
+    let mut config = config("faulty");
+    config.environments[0].limits = Limits {
         memory_bytes: 64 << 20,
         cpu_deadline: DEADLINE,
+        ..Limits::default()
     };
-    TestServer::start(options).unwrap()
+    TestServer::start(config).unwrap()
 }
 
 fn call(name: &str) -> CallToolRequestParams {

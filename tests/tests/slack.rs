@@ -1,8 +1,7 @@
 //! The slack guest served by envhost over real loopback HTTP: card, data plane, MCP with rmcp's
 //! client, roles, tool access, extensions, and the name override.
 
-use envhost::server::ServeOptions;
-use envhost_tests::{TestServer, guest};
+use envhost_tests::{TestServer, config};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
@@ -347,9 +346,9 @@ async fn extensions_answer_with_their_statuses() {
 
 #[tokio::test]
 async fn the_name_override_renames_the_card_and_every_tool() {
-    let mut options = ServeOptions::new(guest("slack"));
-    options.name = Some("chat".into());
-    let server = TestServer::start(options).unwrap();
+    let mut config = config("slack");
+    config.environments[0].card_name = Some("chat".into());
+    let server = TestServer::start(config).unwrap();
     let card = server.card().await;
     assert_eq!(card["name"], "chat");
     let tools = server.mcp(None).await.list_all_tools().await.unwrap();
@@ -362,9 +361,7 @@ async fn the_name_override_renames_the_card_and_every_tool() {
 
 #[tokio::test]
 async fn bodies_over_the_cap_get_413() {
-    let mut options = ServeOptions::new(guest("slack"));
-    options.max_body_bytes = 1024;
-    let server = TestServer::start(options).unwrap();
+    let server = TestServer::start_with_body_limit(config("slack"), 1024).unwrap();
     let big = json!({"jsonrpc": "2.0", "id": 1, "method": "data/add",
                      "params": {"parts": [{"kind": "text", "text": "x".repeat(4096)}]}});
     let r = reqwest::Client::new()

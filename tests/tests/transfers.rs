@@ -2,16 +2,15 @@
 
 use axum::Router;
 use axum::routing::get;
-use envhost::server::ServeOptions;
-use envhost_tests::{TestServer, guest};
+use envhost_tests::{TestServer, config};
 use serde_json::{Value, json};
 
 const SEED: &str = r#"{"channels": [{"name": "from-file"}]}"#;
 
 fn server_with_root(root: &std::path::Path) -> TestServer {
-    let mut options = ServeOptions::new(guest("slack"));
-    options.transfers.data_roots = vec![root.to_path_buf()];
-    TestServer::start(options).unwrap()
+    let mut config = config("slack");
+    config.transfers.data_roots = vec![root.to_path_buf()];
+    TestServer::start(config).unwrap()
 }
 
 fn file_part(uri: String) -> Value {

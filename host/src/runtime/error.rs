@@ -101,6 +101,15 @@ pub enum CallError {
     /// The episode stopped before answering (its runner task ended).
     #[error("the episode stopped before answering")]
     Stopped,
+    /// The episode's queue is full: nothing was run.
+    #[error("the episode is busy: {queued} calls are already waiting")]
+    Busy {
+        /// The calls waiting.
+        queued: usize,
+    },
+    /// No answer within the call timeout (the call may still run to its end).
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
 }
 
 impl CallError {
@@ -109,6 +118,22 @@ impl CallError {
         match self {
             Self::Guest(e) => e.clone(),
             Self::Fault(f) => f.to_coded(),
+            Self::Busy { .. } => CodedError {
+                code: "busy".into(),
+                message: self.to_string(),
+                retryable: true,
+                applied: Applied::No,
+                hint: Some("retry after a moment".into()),
+                status: 429,
+            },
+            Self::Timeout(_) => CodedError {
+                code: "timeout".into(),
+                message: self.to_string(),
+                retryable: false,
+                applied: Applied::Unknown,
+                hint: None,
+                status: 504,
+            },
             Self::Instantiate(_) | Self::Stopped => CodedError {
                 code: "unavailable".into(),
                 message: self.to_string(),

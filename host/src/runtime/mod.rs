@@ -28,7 +28,7 @@ pub mod bindings {
 }
 
 pub use convert::part_to_guest;
-pub use engine::{Limits, Runtime};
+pub use engine::{EPOCH_TICK, Limits, Runtime, RuntimeConfig};
 pub use environment::Environment;
 pub use episode::{CallContext, Episode};
 pub use error::{CallError, Fault, LoadError};

@@ -123,7 +123,7 @@ impl Runner {
     }
 
     /// Queues `call` (with `context` for the `context` import and a fresh CPU deadline) and
-    /// waits for its answer.
+    /// waits for its answer, at most the call timeout; refuses it when the queue is full.
     pub(crate) async fn call<R, F>(
         self: &Arc<Self>,
         context: Option<CallContext>,
@@ -135,9 +135,15 @@ impl Runner {
             + Send
             + 'static,
     {
+        let limits = self.environment.limits();
         let (reply, answer) = oneshot::channel();
         let start = {
             let mut queue = lock(&self.queue);
+            if queue.jobs.len() >= limits.max_queued_calls {
+                return Err(CallError::Busy {
+                    queued: queue.jobs.len(),
+                });
+            }
             queue.jobs.push_back(Box::new(Pending {
                 context,
                 call,
@@ -148,7 +154,10 @@ impl Runner {
         if start {
             tokio::spawn(self.clone().drain());
         }
-        answer.await.unwrap_or(Err(CallError::Stopped))
+        match tokio::time::timeout(limits.call_timeout, answer).await {
+            Ok(answer) => answer.unwrap_or(Err(CallError::Stopped)),
+            Err(_) => Err(CallError::Timeout(limits.call_timeout)),
+        }
     }
 
     /// Runs queued calls until none is left, then hands the instance back and stops.

@@ -1,93 +1,85 @@
-//! `POST /agentenv`: the JSON-RPC data plane (§3). Every answer is HTTP 200.
+//! `POST /agentenv`: the JSON-RPC data plane (§3). Every answer is HTTP 200, except a call
+//! refused because the episode's queue is full (429 with `Retry-After`).
 
-use std::sync::Arc;
-
-use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::StatusCode;
+use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
-use super::mount::Mount;
 use super::reply;
+use super::state::Current;
+use crate::host::{DataError, Episode};
 use crate::protocol::description::Operation;
 use crate::protocol::jsonrpc::{self, RpcError};
 use crate::protocol::part::Part;
-use crate::runtime::CallError;
 
-/// How an operation failed.
-enum Failure {
-    /// -32602 with this detail.
-    Params(String),
-    /// -32000 with this message.
-    Handler(String),
-}
-
-impl From<CallError> for Failure {
-    fn from(e: CallError) -> Self {
-        Self::Handler(match e {
-            CallError::Guest(coded) => coded.message,
-            other => other.to_string(),
-        })
-    }
-}
+/// Seconds a caller refused as busy is asked to wait.
+pub const RETRY_AFTER_SECONDS: &str = "1";
 
 /// Handles one data-plane request (§3.1).
-pub async fn rpc(State(mount): State<Arc<Mount>>, body: Bytes) -> Response {
-    let served = &mount.catalog.description.operations;
-    let answer = match jsonrpc::parse_request(&body, served) {
-        Err(e) => e.to_json(),
-        Ok(request) => match dispatch(&mount, request.operation, request.params).await {
-            Ok(result) => jsonrpc::success(request.id, result),
-            Err(Failure::Params(detail)) => RpcError::invalid_params(request.id, detail).to_json(),
-            Err(Failure::Handler(message)) => {
-                RpcError::handler_failed(request.id, request.operation, message).to_json()
-            }
-        },
+pub async fn rpc(Current(episode): Current, body: Bytes) -> Response {
+    let served = &episode.catalog().description.operations;
+    let request = match jsonrpc::parse_request(&body, served) {
+        Ok(request) => request,
+        Err(e) => return reply::json(StatusCode::OK, &e.to_json()),
+    };
+    let answer = match dispatch(&episode, request.operation, request.params).await {
+        Ok(result) => jsonrpc::success(request.id, result),
+        Err(DataError::Params(detail)) => RpcError::invalid_params(request.id, detail).to_json(),
+        Err(DataError::Failed(message)) => {
+            RpcError::handler_failed(request.id, request.operation, message).to_json()
+        }
+        Err(DataError::Busy(e)) => return busy(&e.to_coded()),
     };
     reply::json(StatusCode::OK, &answer)
 }
 
-async fn dispatch(mount: &Mount, operation: Operation, params: Value) -> Result<Value, Failure> {
+/// 429 with `Retry-After` and the coded error's body.
+pub fn busy(error: &crate::protocol::error::CodedError) -> Response {
+    let mut response = reply::coded(error);
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(RETRY_AFTER_SECONDS),
+    );
+    response.into_response()
+}
+
+async fn dispatch(
+    episode: &Episode,
+    operation: Operation,
+    params: Value,
+) -> Result<Value, DataError> {
     match operation {
         Operation::Reset => {
-            mount.episode.reset().await?;
+            episode.reset().await?;
             Ok(json!({}))
         }
         Operation::Add => {
-            let parts = add_params(params).map_err(Failure::Params)?;
-            let parts = mount
-                .resolver
-                .resolve_parts(parts)
-                .await
-                .map_err(|e| Failure::Handler(e.to_string()))?;
-            mount.episode.add_data(parts).await?;
+            episode.add_data(add_params(params)?).await?;
             Ok(json!({}))
         }
-        Operation::Get => {
-            let parts = mount.episode.get_data().await?;
-            Ok(json!({"parts": parts}))
-        }
+        Operation::Get => Ok(json!({"parts": episode.get_data().await?})),
     }
 }
 
 /// The parts of `data/add` params (§3.3): an object with a non-empty `parts` list of valid parts.
-fn add_params(params: Value) -> Result<Vec<Part>, String> {
+fn add_params(params: Value) -> Result<Vec<Part>, DataError> {
     let Value::Object(mut params) = params else {
-        return Err("data/add takes its params by name: {\"parts\": [...]}".into());
+        return Err(DataError::Params(
+            "data/add takes its params by name: {\"parts\": [...]}".into(),
+        ));
     };
     let items = match params.remove("parts") {
         Some(Value::Array(items)) => items,
-        Some(_) => return Err("parts: input should be a list".into()),
-        None => return Err("parts: field required".into()),
+        Some(_) => return Err(DataError::Params("parts: input should be a list".into())),
+        None => return Err(DataError::Params("parts: field required".into())),
     };
-    if items.is_empty() {
-        return Err("parts: list should have at least 1 item".into());
-    }
     items
         .into_iter()
         .enumerate()
-        .map(|(i, p)| serde_json::from_value(p).map_err(|e| format!("parts[{i}]: {e}")))
+        .map(|(i, p)| {
+            serde_json::from_value(p).map_err(|e| DataError::Params(format!("parts[{i}]: {e}")))
+        })
         .collect()
 }
 
@@ -95,24 +87,19 @@ fn add_params(params: Value) -> Result<Vec<Part>, String> {
 mod tests {
     use super::*;
 
+    fn detail(params: Value) -> String {
+        match add_params(params) {
+            Err(DataError::Params(d)) => d,
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
-    fn add_params_need_a_non_empty_list_of_parts() {
-        assert!(add_params(json!([1])).unwrap_err().contains("by name"));
-        assert_eq!(add_params(json!({})).unwrap_err(), "parts: field required");
-        assert_eq!(
-            add_params(json!({"parts": []})).unwrap_err(),
-            "parts: list should have at least 1 item"
-        );
-        assert!(
-            add_params(json!({"parts": [{"kind": "nope"}]}))
-                .unwrap_err()
-                .starts_with("parts[0]:")
-        );
-        assert_eq!(
-            add_params(json!({"parts": [{"kind": "text", "text": "x"}], "extra": 1}))
-                .unwrap()
-                .len(),
-            1
-        );
+    fn add_params_need_a_list_of_valid_parts() {
+        assert!(detail(json!([1])).contains("by name"));
+        assert_eq!(detail(json!({})), "parts: field required");
+        assert!(detail(json!({"parts": [{"kind": "nope"}]})).starts_with("parts[0]:"));
+        let one = json!({"parts": [{"kind": "text", "text": "x"}], "extra": 1});
+        assert_eq!(add_params(one).unwrap().len(), 1);
     }
 }

@@ -1,43 +1,49 @@
-//! axum: the HTTP surface of an episode (§0): the card, the data plane, MCP, extensions, tool
-//! access and readiness, all on one listener. The server glues protocol and runtime together
-//! and owns no environment logic.
+//! axum: the HTTP surface of a [`Host`] (§0). The root serves one default episode exactly as the
+//! reference SDK serves its environment (card, data plane, MCP, extensions, tool access,
+//! readiness); `/episodes` creates, lists and drops episodes, each served the same way under
+//! `/episodes/{id}/`; `/metrics` reports. The server glues the host to HTTP and owns no
+//! environment logic.
 
-mod catalog;
 mod data_plane;
+mod episodes;
 mod extensions;
 mod mcp;
-mod mount;
 mod reply;
+mod state;
 mod tool_access;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ::http::{HeaderValue, StatusCode, header};
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::serve::ListenerExt;
 use serde_json::json;
+use tower::ServiceExt;
 
-pub use catalog::{Catalog, CatalogError};
-pub use mount::Mount;
+pub use state::AppState;
 
+use crate::host::{CreateError, Host};
 use crate::protocol::card::{MCP_PATH, RPC_PATH, WELL_KNOWN_PATH};
-use crate::runtime::{CallError, Environment, Episode, Limits, LoadError, Runtime};
-use crate::transfers::{Resolver, TransferConfig};
+use state::Current;
 
 /// The default cap on a request body: 64 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 << 20;
 
-async fn card(State(mount): State<Arc<Mount>>) -> Response {
+/// How often idle episodes are looked for.
+const EVICTION_INTERVAL: Duration = Duration::from_secs(1);
+
+async fn card(Current(episode): Current) -> Response {
     (
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        mount.catalog.card.clone(),
+        episode.catalog().card.clone(),
     )
         .into_response()
 }
@@ -68,117 +74,128 @@ async fn method_not_allowed_body(response: Response) -> Response {
     Response::from_parts(parts, "Method Not Allowed".into())
 }
 
-async fn ready() -> Response {
+async fn ready(_: Current) -> Response {
     reply::json(StatusCode::OK, &json!({"status": "ready"}))
 }
 
-/// The routes of one episode: `GET /.well-known/agent-env.json`, `POST /agentenv`, `/mcp`,
-/// `GET /ready`, `POST /tools/{disable,enable}` when tool access is on, and every extension
-/// route. Request bodies over `max_body_bytes` get 413.
-pub fn router(mount: Arc<Mount>, max_body_bytes: usize) -> Router {
-    let mut router = Router::new()
+/// The routes of one episode, wherever it is mounted: `GET /.well-known/agent-env.json`,
+/// `POST /agentenv`, `/mcp`, `GET /ready`, `POST /tools/{disable,enable}`, and (as the
+/// fallback) every extension route.
+fn episode_routes() -> Router<AppState> {
+    Router::new()
         .route(WELL_KNOWN_PATH, get(card))
         .route(RPC_PATH, post(data_plane::rpc))
         .route("/ready", get(ready))
         .route(MCP_PATH, mcp::routes())
-        .route("/mcp/", any(mcp_slash));
-    if mount.catalog.description.tool_access {
-        router = router
-            .route("/tools/disable", post(tool_access::disable))
-            .route("/tools/enable", post(tool_access::enable));
-    }
-    router
+        .route("/mcp/", any(mcp_slash))
+        .route("/tools/disable", post(tool_access::disable))
+        .route("/tools/enable", post(tool_access::enable))
         .fallback(extensions::dispatch)
+}
+
+/// The whole surface: the root episode's routes, `/episodes` and every episode's routes under
+/// `/episodes/{id}/`, and `/metrics`. Request bodies over `max_body_bytes` get 413.
+pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let episode = episode_routes().route("/", get(episodes::show).delete(episodes::delete));
+    Router::new()
+        .route("/episodes", post(episodes::create).get(episodes::list))
+        .route("/metrics", get(episodes::metrics))
+        .nest("/episodes/{id}", episode)
+        .merge(episode_routes())
         .layer(middleware::map_response(method_not_allowed_body))
         .layer(DefaultBodyLimit::max(max_body_bytes))
-        .with_state(mount)
+        .with_state(state)
+}
+
+/// The host's root episode (of its first environment) and the router that serves it all.
+///
+/// # Errors
+/// [`CreateError`] when the root episode cannot be created.
+pub async fn app(
+    host: Arc<Host>,
+    max_body_bytes: usize,
+) -> Result<(Router, AppState), CreateError> {
+    let first = host.environments()[0].name.clone();
+    let root = host.create_episode(&first).await?;
+    let state = AppState { host, root };
+    Ok((router(state.clone(), max_body_bytes), state))
+}
+
+/// Rewrites a path with repeated slashes (`/episodes/x//mcp`, as a client joining `url` and a
+/// card path makes it) into its single-slash form.
+fn collapse_slashes(mut request: Request) -> Request {
+    let path = request.uri().path();
+    if !path.contains("//") {
+        return request;
+    }
+    let mut collapsed = String::with_capacity(path.len());
+    for c in path.chars() {
+        if !(c == '/' && collapsed.ends_with('/')) {
+            collapsed.push(c);
+        }
+    }
+    if let Some(query) = request.uri().query() {
+        collapsed.push('?');
+        collapsed.push_str(query);
+    }
+    if let Ok(uri) = collapsed.parse() {
+        *request.uri_mut() = uri;
+    }
+    request
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, with `TCP_NODELAY` on every
-/// connection: an SSE answer goes out as a header write and a data write, and Nagle's algorithm
-/// would hold the second back until the client's delayed ACK (about 40 ms a call).
+/// connection (an SSE answer goes out as a header write and a data write, and Nagle's algorithm
+/// would hold the second back until the client's delayed ACK, about 40 ms a call), repeated
+/// slashes in paths collapsed, and idle episodes of `state`'s host evicted every second.
 ///
 /// # Errors
 /// The I/O error that stopped the server.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
+    state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let evictor = tokio::spawn(async move {
+        let mut every = tokio::time::interval(EVICTION_INTERVAL);
+        loop {
+            every.tick().await;
+            state.host.evict_idle(Some(state.root.id()));
+        }
+    });
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
     });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-}
-
-/// What `envhost serve` serves.
-#[derive(Clone, Debug)]
-pub struct ServeOptions {
-    /// The environment component.
-    pub component: std::path::PathBuf,
-    /// The card's name; the component's own when `None`.
-    pub name: Option<String>,
-    /// Each episode's limits.
-    pub limits: Limits,
-    /// Where `data/add` may fetch files from.
-    pub transfers: TransferConfig,
-    /// The largest request body accepted.
-    pub max_body_bytes: usize,
-}
-
-impl ServeOptions {
-    /// Default options for `component`.
-    pub fn new(component: impl Into<std::path::PathBuf>) -> Self {
-        Self {
-            component: component.into(),
-            name: None,
-            limits: Limits::default(),
-            transfers: TransferConfig::default(),
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-        }
-    }
-}
-
-/// Why an environment cannot be served.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    /// The component could not be loaded.
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    /// A tool's schema does not compile.
-    #[error(transparent)]
-    Catalog(#[from] CatalogError),
-    /// The first episode could not be instantiated.
-    #[error(transparent)]
-    Episode(#[from] CallError),
-    /// The HTTP client for `data/add` could not be built.
-    #[error("{0}")]
-    Transfers(String),
-}
-
-/// Loads the component of `options` and builds the router that serves one episode of it at
-/// the root; answers the router and the environment's catalog.
-///
-/// # Errors
-/// [`ServeError`] naming what failed.
-pub async fn app(
-    runtime: &Runtime,
-    options: &ServeOptions,
-) -> Result<(Router, Arc<Catalog>), ServeError> {
-    let environment = Environment::load(
-        runtime,
-        &options.component,
-        options.name.clone(),
-        options.limits,
+    let service = router.map_request(collapse_slashes);
+    let served = axum::serve(
+        listener,
+        axum::ServiceExt::<Request>::into_make_service(service),
     )
-    .await?;
-    let catalog = Arc::new(Catalog::new(environment.description().clone())?);
-    let episode = Episode::new(Arc::new(environment), "root".into()).await?;
-    let resolver = Resolver::new(&options.transfers).map_err(ServeError::Transfers)?;
-    let mount = Arc::new(Mount::new(catalog.clone(), episode, resolver));
-    Ok((router(mount, options.max_body_bytes), catalog))
+    .with_graceful_shutdown(shutdown)
+    .await;
+    evictor.abort();
+    served
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collapsed(uri: &str) -> String {
+        let request = Request::builder()
+            .uri(uri)
+            .body(axum::body::Body::empty())
+            .unwrap();
+        collapse_slashes(request).uri().to_string()
+    }
+
+    #[test]
+    fn repeated_slashes_collapse_and_queries_stay() {
+        assert_eq!(collapsed("/episodes/a//mcp"), "/episodes/a/mcp");
+        assert_eq!(collapsed("//x///y?a=1//2"), "/x/y?a=1//2");
+        assert_eq!(collapsed("/plain?x=1"), "/plain?x=1");
+    }
 }

@@ -1,30 +1,33 @@
 //! `POST /tools/disable` and `POST /tools/enable` (§7.1), served when the environment enforces
-//! tool access.
+//! tool access (404 otherwise).
 
-use std::sync::Arc;
-
-use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::StatusCode;
 
-use super::mount::Mount;
 use super::reply;
+use super::state::Current;
 use crate::protocol::tool_access::Change;
 
-fn change(mount: &Mount, body: &[u8], disabled: bool) -> Response {
+fn change(Current(episode): Current, body: &[u8], disabled: bool) -> Response {
+    if !episode.catalog().description.tool_access {
+        return (StatusCode::NOT_FOUND, "Not Found").into_response();
+    }
     match Change::parse(body) {
-        Ok(change) => reply::json(StatusCode::OK, &mount.change_rules(&change, disabled)),
+        Ok(change) => reply::json(
+            StatusCode::OK,
+            &episode.change_tool_access(&change, disabled),
+        ),
         Err(e) => reply::coded(&e),
     }
 }
 
 /// Disables tools for a role; answers `{"role", "disabled", "allowed"}`.
-pub async fn disable(State(mount): State<Arc<Mount>>, body: Bytes) -> Response {
-    change(&mount, &body, true)
+pub async fn disable(episode: Current, body: Bytes) -> Response {
+    change(episode, &body, true)
 }
 
 /// Enables tools for a role; answers `{"role", "disabled", "allowed"}`.
-pub async fn enable(State(mount): State<Arc<Mount>>, body: Bytes) -> Response {
-    change(&mount, &body, false)
+pub async fn enable(episode: Current, body: Bytes) -> Response {
+    change(episode, &body, false)
 }

@@ -11,8 +11,8 @@ use super::tools::{self, CallParams};
 use super::wire::{
     INTERNAL_ERROR, INVALID_PARAMS, LATEST_VERSION, METHOD_NOT_FOUND, SUPPORTED_VERSIONS,
 };
+use crate::host::Episode;
 use crate::protocol::role::{Caller, ROLE_HEADER, mcp_caller};
-use crate::server::mount::Mount;
 
 /// A JSON-RPC error answer: code and message.
 pub type MethodError = (i64, String);
@@ -48,20 +48,20 @@ fn caller(meta: Option<&Map<String, Value>>, headers: &HeaderMap, session: &str)
 }
 
 /// `initialize`: the client's protocol version when served, else the latest.
-fn initialize(mount: &Mount, params: Option<&RawValue>) -> Result<Box<RawValue>, MethodError> {
+fn initialize(episode: &Episode, params: Option<&RawValue>) -> Result<Box<RawValue>, MethodError> {
     let asked: InitializeParams = self::params(params)?;
     let version = asked
         .protocol_version
         .filter(|v| SUPPORTED_VERSIONS.contains(&v.as_str()))
         .unwrap_or_else(|| LATEST_VERSION.to_owned());
-    let mut result = mount.catalog.initialize_result.clone();
+    let mut result = episode.catalog().initialize_result.clone();
     result.insert("protocolVersion".into(), Value::String(version));
     raw(&result)
 }
 
 /// Answers request `method` of `session`; the error is a JSON-RPC error of the request.
 pub async fn handle(
-    mount: &Mount,
+    episode: &Episode,
     method: &str,
     params: Option<&RawValue>,
     headers: &HeaderMap,
@@ -69,21 +69,19 @@ pub async fn handle(
 ) -> Result<Box<RawValue>, MethodError> {
     let empty = |key: &str| raw(&serde_json::json!({ key: [] }));
     match method {
-        "initialize" => initialize(mount, params),
+        "initialize" => initialize(episode, params),
         "ping" => raw(&serde_json::json!({})),
         "tools/list" => {
             let p: MetaOnly = self::params(params)?;
-            Ok(tools::list(
-                mount,
-                &caller(p.meta.as_ref(), headers, session),
-            ))
+            tools::list(episode, &caller(p.meta.as_ref(), headers, session))
+                .map_err(|e| (INTERNAL_ERROR, e.to_string()))
         }
         "tools/call" => {
             let p: CallParams = params
                 .and_then(|raw| serde_json::from_str(raw.get()).ok())
                 .ok_or_else(|| (INVALID_PARAMS, "Invalid request parameters".to_owned()))?;
             let caller = caller(p.meta.as_ref(), headers, session);
-            raw(&tools::call(mount, p, caller).await)
+            raw(&tools::call(episode, p, caller).await)
         }
         "resources/list" => empty("resources"),
         "resources/templates/list" => empty("resourceTemplates"),

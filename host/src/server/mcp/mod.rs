@@ -9,26 +9,25 @@
 //! machine at 14,000 calls/s.
 
 mod methods;
-pub mod session;
 mod tools;
 mod wire;
 
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::State;
 use axum::response::Response;
 use axum::routing::MethodFilter;
 use axum::routing::{MethodRouter, on};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 
-use super::mount::Mount;
-use session::Session;
+use super::state::{AppState, Current};
+use crate::host::Episode;
+use crate::host::sessions::Session;
 use wire::{INTERNAL_ERROR, INVALID_REQUEST, Kind, Message, Refusal, SESSION_HEADER};
 
 /// The routes of `/mcp`: `POST`, `GET` and `DELETE`; other verbs get 405.
-pub fn routes() -> MethodRouter<Arc<Mount>> {
+pub fn routes() -> MethodRouter<AppState> {
     on(MethodFilter::POST, post)
         .on(MethodFilter::GET, get)
         .on(MethodFilter::DELETE, delete)
@@ -54,15 +53,15 @@ fn missing_session() -> Refusal {
 }
 
 /// The session a request names: `Ok(None)` when it names none.
-fn named_session(mount: &Mount, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Refusal> {
+fn named_session(episode: &Episode, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Refusal> {
     match session_id(headers) {
         None => Ok(None),
-        Some(id) => mount.sessions.get(id).map(Some).ok_or_else(not_found),
+        Some(id) => episode.sessions().get(id).map(Some).ok_or_else(not_found),
     }
 }
 
-async fn post(State(mount): State<Arc<Mount>>, headers: HeaderMap, body: Bytes) -> Response {
-    let named = match named_session(&mount, &headers) {
+async fn post(Current(episode): Current, headers: HeaderMap, body: Bytes) -> Response {
+    let named = match named_session(&episode, &headers) {
         Ok(named) => named,
         Err(refusal) => return refusal.response(None),
     };
@@ -86,7 +85,7 @@ async fn post(State(mount): State<Arc<Mount>>, headers: HeaderMap, body: Bytes) 
     };
     let session = match (named, message.is_initialize()) {
         (Some(session), _) => session,
-        (None, true) => match mount.sessions.open() {
+        (None, true) => match episode.sessions().open() {
             Ok(session) => session,
             Err(e) => {
                 tracing::warn!("refusing a new MCP session: {e}");
@@ -108,8 +107,14 @@ async fn post(State(mount): State<Arc<Mount>>, headers: HeaderMap, body: Bytes) 
     match message.kind() {
         Kind::Accepted => wire::empty(StatusCode::ACCEPTED, Some(&session.id)),
         Kind::Request(id, method) => {
-            let reply = match methods::handle(&mount, method, message.params, &headers, &session.id)
-                .await
+            let reply = match methods::handle(
+                &episode,
+                method,
+                message.params,
+                &headers,
+                &session.id,
+            )
+            .await
             {
                 Ok(result) => wire::result_json(id, &result),
                 Err((code, text)) => wire::error_json(id, code, &text),
@@ -121,7 +126,7 @@ async fn post(State(mount): State<Arc<Mount>>, headers: HeaderMap, body: Bytes) 
 
 /// The standalone stream: open until the session ends or the client goes away; envhost never
 /// sends on it (environments make no server-to-client requests).
-async fn get(State(mount): State<Arc<Mount>>, headers: HeaderMap) -> Response {
+async fn get(Current(episode): Current, headers: HeaderMap) -> Response {
     if !wire::accepts(&headers).1 {
         return Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
@@ -130,7 +135,7 @@ async fn get(State(mount): State<Arc<Mount>>, headers: HeaderMap) -> Response {
         )
         .response(None);
     }
-    let session = match named_session(&mount, &headers) {
+    let session = match named_session(&episode, &headers) {
         Ok(Some(session)) => session,
         Ok(None) => return missing_session().response(None),
         Err(refusal) => return refusal.response(None),
@@ -165,11 +170,11 @@ impl Drop for StreamGuard {
     }
 }
 
-async fn delete(State(mount): State<Arc<Mount>>, headers: HeaderMap) -> Response {
+async fn delete(Current(episode): Current, headers: HeaderMap) -> Response {
     let Some(id) = session_id(&headers) else {
         return missing_session().response(None);
     };
-    if mount.sessions.end(id) {
+    if episode.sessions().end(id) {
         wire::empty(StatusCode::OK, None)
     } else {
         not_found().response(None)

@@ -1,8 +1,10 @@
-//! What the server precomputes once per environment: the encoded card, each tool's encoded MCP
-//! listing and argument validator, the MCP `initialize` result, and the extension route table.
+//! An environment as served: the compiled environment and what is precomputed for it once, for
+//! all its episodes: the encoded card, each tool's encoded MCP listing and argument validator, the
+//! MCP `initialize` result, and the extension route table.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::Method;
@@ -17,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::protocol::card::card;
 use crate::protocol::description::{Description, ExtensionMethod, Tool};
 use crate::protocol::json::to_python_json;
+use crate::runtime::Environment;
 
 /// A tool as served: its description, its MCP listing and its argument validator.
 pub struct ServedTool {
@@ -38,6 +41,12 @@ pub struct Route {
 
 /// Everything served the same way by every episode of one environment.
 pub struct Catalog {
+    /// The environment's name in the host (`slack` in `envhost serve slack=slack.wasm`).
+    pub name: String,
+    /// The compiled environment.
+    pub environment: Arc<Environment>,
+    /// How long an episode may go without a call before it is evicted; `None` keeps it.
+    pub idle_timeout: Option<Duration>,
     /// The resolved description.
     pub description: Description,
     /// The card, encoded as the reference encodes it.
@@ -100,11 +109,16 @@ fn capabilities() -> ServerCapabilities {
 }
 
 impl Catalog {
-    /// Precomputes what `description` serves.
+    /// Precomputes what `environment` serves, under `name`.
     ///
     /// # Errors
     /// [`CatalogError`] when a tool's input schema does not compile.
-    pub fn new(description: Description) -> Result<Self, CatalogError> {
+    pub fn new(
+        name: String,
+        environment: Arc<Environment>,
+        idle_timeout: Option<Duration>,
+    ) -> Result<Self, CatalogError> {
+        let description = environment.description().clone();
         let tools = description
             .tools
             .iter()
@@ -150,6 +164,9 @@ impl Catalog {
             _ => Map::new(),
         };
         Ok(Self {
+            name,
+            environment,
+            idle_timeout,
             card: Bytes::from(to_python_json(&card(&description))),
             description,
             tools,

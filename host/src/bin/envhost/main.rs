@@ -1,0 +1,193 @@
+//! The `envhost` command.
+
+mod config;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use envhost::host::{Host, HostConfig};
+use envhost::server;
+use envhost::transfers::TransferConfig;
+use tracing_subscriber::EnvFilter;
+
+use config::{File, Overrides, command_line_environment};
+
+/// Serve agent environments, written as WebAssembly components, over the agentenv protocol and
+/// MCP.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve environments: the first one's default episode at the root, as the Python reference
+    /// SDK serves its environment (card, data plane at /agentenv, MCP at /mcp, extensions, tool
+    /// access, /ready); more episodes of any of them created with POST /episodes and served under
+    /// /episodes/{id}/; metrics at /metrics.
+    Serve(Serve),
+}
+
+#[derive(clap::Args)]
+struct Serve {
+    /// Environment components: `NAME=PATH.wasm`, or `PATH.wasm` named after its file.
+    environments: Vec<String>,
+    /// A TOML file of environments and their settings (see the README); its environments come
+    /// before the command line's.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to bind; `::` binds every IPv6 and IPv4 address.
+    #[arg(long, env = "MCP_HOST", default_value = "0.0.0.0")]
+    host: String,
+    /// Port to bind.
+    #[arg(long, env = "MCP_PORT", default_value_t = 18765)]
+    port: u16,
+    /// The first environment's card name (and the `{environment_name}` of its tool names); the
+    /// component's own when unset or empty.
+    #[arg(long, env = "ENVIRONMENT_NAME")]
+    name: Option<String>,
+    /// A directory `file://` parts of data/add may name files under; repeatable. Default: /data
+    /// and the OS temp dir.
+    #[arg(long = "data-root", value_name = "DIR")]
+    data_roots: Vec<PathBuf>,
+    /// The most bytes a file part may resolve to.
+    #[arg(long, default_value_t = 64 << 20)]
+    max_file_bytes: u64,
+    /// The largest request body accepted (413 beyond it).
+    #[arg(long, default_value_t = server::DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+    /// The most episodes alive at once (503 beyond it) [default: 1000].
+    #[arg(long)]
+    max_episodes: Option<usize>,
+    /// Allocate instances on demand instead of from a pool sized for --max-episodes.
+    #[arg(long)]
+    no_pool: bool,
+    /// Linear memory per instance, in MiB [default: 256].
+    #[arg(long)]
+    memory_mib: Option<usize>,
+    /// Guest CPU time per call, in milliseconds, before the call fails [default: 10000].
+    #[arg(long)]
+    cpu_deadline_ms: Option<u64>,
+    /// Wall time a caller waits per call, queueing included, in milliseconds [default: 60000].
+    #[arg(long)]
+    call_timeout_ms: Option<u64>,
+    /// Calls that may wait for an episode at once; beyond, 429 [default: 64].
+    #[arg(long)]
+    max_queued_calls: Option<usize>,
+    /// Seconds without a call before an episode (not the root one) is evicted; 0 never
+    /// [default: 0].
+    #[arg(long)]
+    idle_timeout_s: Option<u64>,
+}
+
+/// How often free allocator memory is handed back to the system while serving.
+const TRIM_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The host configuration the arguments describe.
+fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
+    let defaults = Overrides {
+        memory_mib: args.memory_mib,
+        cpu_deadline_ms: args.cpu_deadline_ms,
+        call_timeout_ms: args.call_timeout_ms,
+        max_queued_calls: args.max_queued_calls,
+        idle_timeout_s: args.idle_timeout_s,
+    };
+    let file = args
+        .config
+        .as_deref()
+        .map(File::load)
+        .transpose()?
+        .unwrap_or_default();
+    let mut environments = file.environments(&defaults);
+    environments.extend(
+        args.environments
+            .iter()
+            .map(|arg| command_line_environment(arg, &defaults)),
+    );
+    anyhow::ensure!(
+        !environments.is_empty(),
+        "name at least one environment component (NAME=PATH.wasm), or --config FILE"
+    );
+    if let Some(name) = args.name.as_ref().filter(|n| !n.trim().is_empty()) {
+        environments[0].card_name = Some(name.clone());
+    }
+    let mut transfers = TransferConfig {
+        max_file_bytes: args.max_file_bytes,
+        ..TransferConfig::default()
+    };
+    if !args.data_roots.is_empty() {
+        transfers.data_roots = args.data_roots.clone();
+    }
+    let mut config = HostConfig::new(environments);
+    config.max_episodes = args.max_episodes.or(file.max_episodes).unwrap_or(1_000);
+    config.pooling = !args.no_pool && file.pool.unwrap_or(true);
+    config.transfers = transfers;
+    Ok(config)
+}
+
+async fn serve(args: Serve) -> anyhow::Result<()> {
+    let host = Arc::new(Host::new(host_config(&args)?).await?);
+    let (router, state) = server::app(host.clone(), args.max_body_bytes)
+        .await
+        .context("creating the root episode")?;
+    release_free_memory();
+    tokio::spawn(async {
+        let mut every = tokio::time::interval(TRIM_INTERVAL);
+        loop {
+            every.tick().await;
+            release_free_memory();
+        }
+    });
+
+    let bind = args.host.trim_start_matches('[').trim_end_matches(']');
+    let listener = tokio::net::TcpListener::bind((bind, args.port))
+        .await
+        .with_context(|| format!("binding {bind}:{}", args.port))?;
+    let bound = listener.local_addr()?;
+    let names: Vec<&str> = host
+        .environments()
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    tracing::info!(
+        environments = ?names,
+        pooled = host.is_pooled(),
+        "serving {} at http://{bound}/ (card /.well-known/agent-env.json, data plane /agentenv, \
+         MCP /mcp; more episodes: POST /episodes)",
+        names[0],
+    );
+    server::serve(listener, router, state, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(())
+}
+
+/// Hands the allocator's free memory back to the system: compiling a component leaves tens of
+/// MiB of freed working memory in glibc's arenas, and bursts of concurrent requests a few more,
+/// which would otherwise stay resident.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => serve(args).await,
+    }
+}
