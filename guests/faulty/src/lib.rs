@@ -1,15 +1,34 @@
 //! A test environment that misbehaves on request, to prove that a guest's fault fails its own
 //! call only: `trap` hits `unreachable`, `spin` never returns, `grow` allocates until memory runs
-//! out. `echo`, `slow` and the data plane behave, so a test can see the episode serve again afterwards;
+//! out. `fill` and `scan` write and look for a pattern across linear memory, to prove that a new
+//! instance never sees an old one's bytes. `echo`, `slow` and the data plane behave, so a test can see the episode serve again afterwards;
 //! `data/add` of `{"fault": "trap" | "spin" | "grow"}` misbehaves the same way.
 
 use envhost_sdk::{EnvError, Part, environment};
 use serde_json::json;
 
-/// Counts the calls that returned.
+/// Counts the calls that returned, and keeps what `fill` wrote.
 #[derive(Default)]
 pub struct Faulty {
     calls: u64,
+    filled: Vec<Vec<u8>>,
+}
+
+/// The size of a page `scan` counts.
+const PAGE: usize = 4096;
+
+/// The 4 KiB-aligned pages of this instance's whole linear memory in which every byte is `byte`.
+fn pages_of(byte: u8) -> u64 {
+    let end = core::arch::wasm32::memory_size(0) * 65536;
+    let mut pages = 0;
+    for start in (PAGE..end).step_by(PAGE) {
+        // SAFETY: every address below `memory_size` is readable linear memory of this instance.
+        let page = unsafe { core::slice::from_raw_parts(start as *const u8, PAGE) };
+        if page.iter().all(|b| std::hint::black_box(*b) == byte) {
+            pages += 1;
+        }
+    }
+    pages
 }
 
 /// Misbehaves as `kind` says; returns only for an unknown kind.
@@ -74,6 +93,23 @@ impl Faulty {
         }
         self.calls += 1;
         self.calls
+    }
+
+    /// Writes `mib` MiB of memory full of `byte`, and keeps it.
+    #[tool]
+    fn fill(
+        &mut self,
+        #[arg(description = "The byte to write.")] byte: u8,
+        #[arg(description = "How many MiB to write.")] mib: u32,
+    ) -> usize {
+        self.filled.push(vec![byte; (mib as usize) << 20]);
+        self.filled.iter().map(Vec::len).sum()
+    }
+
+    /// Counts the 4 KiB pages of the instance's whole linear memory that hold nothing but `byte`.
+    #[tool]
+    fn scan(&self, #[arg(description = "The byte to look for.")] byte: u8) -> u64 {
+        pages_of(byte)
     }
 
     /// Traps (executes `unreachable`).

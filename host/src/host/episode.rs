@@ -264,11 +264,12 @@ impl Episode {
     }
 
     /// The tools `caller` may use, in card order (§5.3, §7.4).
-    pub fn tools<'a>(&'a self, caller: &'a Caller) -> impl Iterator<Item = &'a ServedTool> {
+    pub fn tools(&self, caller: &Caller) -> Vec<&ServedTool> {
         self.catalog
             .tools
             .iter()
-            .filter(move |t| !self.is_disabled(caller, t))
+            .filter(|t| !self.is_disabled(caller, t))
+            .collect()
     }
 
     /// `tools/call` for `caller` (§5.4): unknown tools, refusals by tool access and arguments

@@ -5,7 +5,9 @@
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
+use std::fmt::Write as _;
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -14,8 +16,19 @@ use prometheus_client::registry::Registry;
 
 use crate::runtime::{CallError, Fault};
 
+/// Label values in lower snake case, as Prometheus has them.
+macro_rules! label_values {
+    ($ty:ty { $($variant:ident => $text:literal),* $(,)? }) => {
+        impl EncodeLabelValue for $ty {
+            fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+                encoder.write_str(match self { $(Self::$variant => $text),* })
+            }
+        }
+    };
+}
+
 /// What a call was.
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum CallKind {
     /// `data/reset`
     Reset,
@@ -30,7 +43,7 @@ pub enum CallKind {
 }
 
 /// How a call ended.
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 enum Outcome {
     /// Answered.
     Ok,
@@ -47,7 +60,7 @@ enum Outcome {
 }
 
 /// What faulted.
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 enum FaultKind {
     /// A trap.
     Trap,
@@ -56,6 +69,13 @@ enum FaultKind {
     /// The memory cap.
     OutOfMemory,
 }
+
+label_values!(CallKind { Reset => "reset", Add => "add", Get => "get", Tool => "tool", Extension => "extension" });
+label_values!(Outcome {
+    Ok => "ok", Error => "error", Fault => "fault", Busy => "busy", Timeout => "timeout",
+    Unavailable => "unavailable",
+});
+label_values!(FaultKind { Trap => "trap", Deadline => "deadline", OutOfMemory => "out_of_memory" });
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
@@ -230,11 +250,11 @@ mod tests {
         metrics.set_live(5);
         let text = metrics.encode();
         assert!(
-            text.contains(r#"envhost_calls_total{kind="Tool",outcome="Ok"} 1"#),
+            text.contains(r#"envhost_calls_total{kind="tool",outcome="ok"} 1"#),
             "{text}"
         );
         assert!(
-            text.contains(r#"envhost_guest_faults_total{kind="Trap"} 1"#),
+            text.contains(r#"envhost_guest_faults_total{kind="trap"} 1"#),
             "{text}"
         );
         assert!(text.contains("envhost_episodes_live 5"), "{text}");

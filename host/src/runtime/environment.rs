@@ -115,7 +115,11 @@ async fn instantiate(
             return Ok(UpdateDeadline::Interrupt);
         }
         state.ticks_left -= 1;
-        Ok(UpdateDeadline::Yield(1))
+        // tokio's yield_now lets the runtime poll its timers and I/O before the guest resumes.
+        Ok(UpdateDeadline::YieldCustom(
+            1,
+            Box::pin(tokio::task::yield_now()),
+        ))
     });
     store.data_mut().ticks_left = limits.deadline_ticks();
     store.set_epoch_deadline(1);

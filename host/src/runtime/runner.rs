@@ -139,7 +139,7 @@ impl Runner {
         let (reply, answer) = oneshot::channel();
         let start = {
             let mut queue = lock(&self.queue);
-            if queue.jobs.len() >= limits.max_queued_calls {
+            if queue.running && queue.jobs.len() >= limits.max_queued_calls {
                 return Err(CallError::Busy {
                     queued: queue.jobs.len(),
                 });

@@ -29,7 +29,11 @@ struct ToolList<'a> {
 /// The `tools/list` result: the tools `caller` may use, in card order, each as encoded once for
 /// the environment.
 pub fn list(episode: &Episode, caller: &Caller) -> serde_json::Result<Box<RawValue>> {
-    let tools = episode.tools(caller).map(|t| &*t.listed).collect();
+    let tools = episode
+        .tools(caller)
+        .into_iter()
+        .map(|t| &*t.listed)
+        .collect();
     serde_json::value::to_raw_value(&ToolList { tools })
 }
 

@@ -1,0 +1,230 @@
+//! The embedding API, in-process: episodes created, called and dropped with the protocol's
+//! semantics and errors, isolated from each other, and never seeing a byte of an earlier
+//! episode's memory.
+
+use std::time::Duration;
+
+use envhost::host::{CreateError, DataError, EnvironmentConfig, Host, HostConfig};
+use envhost::protocol::part::Part;
+use envhost::protocol::role::Caller;
+use envhost::runtime::Limits;
+use envhost_tests::guest;
+use serde_json::{Map, Value, json};
+
+fn args(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+fn alice() -> Caller {
+    Caller {
+        role: Some("alice".into()),
+        session: None,
+    }
+}
+
+async fn host(max_episodes: usize, pooling: bool) -> Host {
+    let mut config = HostConfig::new(vec![
+        EnvironmentConfig::new("slack", guest("slack")),
+        EnvironmentConfig::new("faulty", guest("faulty")),
+    ]);
+    config.max_episodes = max_episodes;
+    config.pooling = pooling;
+    Host::new(config).await.unwrap()
+}
+
+fn seed() -> Vec<Part> {
+    let data = json!({"channels": [{"name": "general"}]});
+    vec![serde_json::from_value(json!({"kind": "data", "data": data})).unwrap()]
+}
+
+#[tokio::test]
+async fn episodes_are_isolated_and_answer_as_over_http() {
+    let host = host(8, true).await;
+    assert!(host.is_pooled());
+    let a = host.create_episode("slack").await.unwrap();
+    let b = host.create_episode("slack").await.unwrap();
+    assert_ne!(a.id(), b.id());
+    a.add_data(seed()).await.unwrap();
+
+    let sent = a
+        .call_tool(
+            "slack_send_message",
+            args(json!({"channel": "general", "text": "hi"})),
+            alice(),
+        )
+        .await;
+    assert_eq!(sent.is_error, Some(false));
+    let missing = b
+        .call_tool(
+            "slack_send_message",
+            args(json!({"channel": "general", "text": "hi"})),
+            alice(),
+        )
+        .await;
+    assert_eq!(
+        missing.structured_content.unwrap()["code"],
+        "channel_not_found"
+    );
+    let unknown = a.call_tool("nope", Map::new(), alice()).await;
+    assert_eq!(unknown.is_error, Some(true));
+    let listed: Vec<&str> = a
+        .tools(&alice())
+        .iter()
+        .map(|t| t.tool.name.as_str())
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "slack_list_channels",
+            "slack_list_inbox",
+            "slack_send_message"
+        ]
+    );
+
+    let data = a.get_data().await.unwrap();
+    let Part::Data { data, .. } = &data[0] else {
+        panic!("{data:?}")
+    };
+    assert_eq!(data["messages"][0]["from"], "alice");
+    assert!(matches!(
+        a.add_data(Vec::new()).await,
+        Err(DataError::Params(_))
+    ));
+
+    let route = a
+        .catalog()
+        .route("/agentenv/ext/example/slack-stats/get", &http::Method::GET)
+        .unwrap();
+    let stats = a
+        .call_extension(route, Map::new(), Caller::default())
+        .await
+        .unwrap();
+    assert_eq!(stats, json!({"channels": 1, "messages": 1}));
+
+    assert!(host.drop_episode(a.id()));
+    assert!(!host.drop_episode(a.id()));
+    assert!(host.episode(a.id()).is_none());
+    assert!(matches!(
+        host.create_episode("nope").await,
+        Err(CreateError::UnknownEnvironment(_))
+    ));
+}
+
+#[tokio::test]
+async fn the_cap_refuses_and_frees() {
+    let host = host(2, true).await;
+    let a = host.create_episode("slack").await.unwrap();
+    let _b = host.create_episode("slack").await.unwrap();
+    assert!(matches!(
+        host.create_episode("slack").await,
+        Err(CreateError::Full { max: 2 })
+    ));
+    host.drop_episode(a.id());
+    host.create_episode("slack").await.unwrap();
+    let metrics = host.metrics().encode();
+    assert!(
+        metrics.contains("envhost_episodes_refused_total 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("envhost_episodes_live 2"), "{metrics}");
+}
+
+/// A canary: an episode writes a pattern across its memory; a new episode, in the slot it left
+/// (the pool reuses the most recent slot of the same component), finds none of it.
+async fn canary(pooling: bool) {
+    const SECRET: u8 = 0xA5;
+    let host = host(1, pooling).await;
+    let first = host.create_episode("faulty").await.unwrap();
+    let scan = || args(json!({"byte": SECRET}));
+    let filled = first
+        .call_tool(
+            "fill",
+            args(json!({"byte": SECRET, "mib": 8})),
+            Caller::default(),
+        )
+        .await;
+    assert_eq!(filled.is_error, Some(false), "{filled:?}");
+    let seen = first.call_tool("scan", scan(), Caller::default()).await;
+    let pages = seen.structured_content.unwrap()["result"].as_u64().unwrap();
+    assert!(
+        pages >= 2000,
+        "the writer sees its own pattern: {pages} pages"
+    );
+    assert!(host.drop_episode(first.id()));
+    drop(first);
+
+    let second = host.create_episode("faulty").await.unwrap();
+    let seen = second.call_tool("scan", scan(), Caller::default()).await;
+    assert_eq!(
+        seen.structured_content.unwrap()["result"],
+        0,
+        "no page of the old episode"
+    );
+}
+
+#[tokio::test]
+async fn a_reused_pool_slot_shows_nothing_of_its_previous_episode() {
+    canary(true).await;
+}
+
+#[tokio::test]
+async fn an_on_demand_instance_shows_nothing_of_a_previous_one() {
+    canary(false).await;
+}
+
+#[tokio::test]
+async fn a_full_queue_refuses_and_a_slow_call_times_out() {
+    let mut config = HostConfig::new(vec![EnvironmentConfig {
+        limits: Limits {
+            max_queued_calls: 1,
+            call_timeout: Duration::from_millis(200),
+            ..Limits::default()
+        },
+        ..EnvironmentConfig::new("faulty", guest("faulty"))
+    }]);
+    config.max_episodes = 4;
+    let host = host_from(config).await;
+    let episode = host.create_episode("faulty").await.unwrap();
+    let after = |ms, tool: &'static str, arguments: Value| {
+        let episode = &episode;
+        async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            episode
+                .call_tool(tool, args(arguments), Caller::default())
+                .await
+        }
+    };
+    let (first, second, third) = tokio::join!(
+        after(0, "slow", json!({"ms": 400})),
+        after(20, "slow", json!({"ms": 400})),
+        after(50, "echo", json!({"text": "x"})),
+    );
+    assert_eq!(first.structured_content.unwrap()["code"], "timeout");
+    assert_eq!(second.structured_content.unwrap()["code"], "timeout");
+    let busy = third.structured_content.unwrap();
+    assert_eq!(
+        (busy["code"].as_str(), busy["retryable"].as_bool()),
+        (Some("busy"), Some(true))
+    );
+}
+
+async fn host_from(config: HostConfig) -> Host {
+    Host::new(config).await.unwrap()
+}
+
+#[tokio::test]
+async fn idle_episodes_are_evicted() {
+    let mut config = HostConfig::new(vec![EnvironmentConfig {
+        idle_timeout: Some(Duration::from_millis(100)),
+        ..EnvironmentConfig::new("slack", guest("slack"))
+    }]);
+    config.max_episodes = 4;
+    let host = host_from(config).await;
+    let kept = host.create_episode("slack").await.unwrap();
+    let idle = host.create_episode("slack").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    kept.get_data().await.unwrap();
+    assert_eq!(host.evict_idle(None), 1);
+    assert!(host.episode(idle.id()).is_none());
+    assert!(host.episode(kept.id()).is_some());
+}

@@ -1,0 +1,282 @@
+//! Episodes over HTTP: created, listed, shown and deleted through `/episodes`, each served with
+//! every route of the root under `/episodes/{id}/`, isolated from each other, capped, and
+//! reported in `/metrics`.
+
+use std::time::{Duration, Instant};
+
+use envhost::host::{EnvironmentConfig, HostConfig};
+use envhost::runtime::Limits;
+use envhost_tests::{TestServer, config, guest};
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(name.to_owned())
+        .with_arguments(arguments.as_object().cloned().unwrap_or_default())
+}
+
+fn seed() -> Value {
+    json!({"parts": [{"kind": "data", "data": {"channels": [{"name": "general"}]}}]})
+}
+
+#[tokio::test]
+async fn every_route_is_served_under_the_episode() {
+    let server = TestServer::guest("slack");
+    let episode = server.new_episode("slack").await;
+    assert!(episode.url.contains("/episodes/"));
+
+    assert_eq!(episode.card().await["name"], "slack");
+    assert_eq!(episode.rpc("data/add", seed()).await["result"], json!({}));
+    let ready = reqwest::get(format!("{}/ready", episode.url))
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+
+    let client = episode.mcp(Some("alice")).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 3);
+    let sent = client
+        .call_tool(call(
+            "slack_send_message",
+            json!({"channel": "general", "text": "hi"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(sent.is_error, Some(false));
+
+    let http = reqwest::Client::new();
+    let grant = http
+        .post(format!("{}/tools/enable", episode.url))
+        .json(&json!({"role": "alice", "tools": ["slack_admin_purge"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(grant.status(), 200);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 4);
+
+    let stats: Value = http
+        .get(format!(
+            "{}/agentenv/ext/example/slack-stats/get",
+            episode.url
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(stats, json!({"channels": 1, "messages": 1}));
+
+    let doubled = http
+        .get(format!("{}//.well-known/agent-env.json", episode.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        doubled.status(),
+        200,
+        "a client joining url/ and /path reaches the card"
+    );
+
+    let root = server.rpc("data/get", json!({})).await;
+    assert_eq!(
+        root["result"]["parts"][0]["data"]["channels"],
+        json!([]),
+        "the root is untouched"
+    );
+}
+
+#[tokio::test]
+async fn episodes_are_listed_shown_and_deleted() {
+    let server = TestServer::guest("slack");
+    let (status, created) = server.create_episode("slack").await;
+    assert_eq!(status, 201);
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["url"], format!("/episodes/{id}/"));
+
+    let listed: Value = reqwest::get(format!("{}/episodes", server.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = listed["episodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&id.as_str()));
+    assert_eq!(ids.len(), 2, "the root episode and the new one");
+
+    let shown: Value = reqwest::get(format!("{}/episodes/{id}", server.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(shown["environment"], "slack");
+
+    let http = reqwest::Client::new();
+    let deleted = http
+        .delete(format!("{}/episodes/{id}", server.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    let gone = http
+        .post(format!("{}/episodes/{id}/agentenv", server.url))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    assert_eq!(
+        gone.json::<Value>().await.unwrap()["error"]["code"],
+        "episode_not_found"
+    );
+    let again = http
+        .delete(format!("{}/episodes/{id}", server.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 404);
+
+    let (status, unknown) = server.create_episode("nope").await;
+    assert_eq!(
+        (status, unknown["error"]["code"].as_str()),
+        (404, Some("environment_not_found"))
+    );
+}
+
+#[tokio::test]
+async fn creations_past_the_cap_get_503_then_succeed_once_room_is_made() {
+    let mut config = config("slack");
+    config.max_episodes = 3;
+    let server = TestServer::start(config).unwrap();
+    let (_, first) = server.create_episode("slack").await;
+    server.create_episode("slack").await;
+    let refused = reqwest::Client::new()
+        .post(format!("{}/episodes", server.url))
+        .json(&json!({"environment": "slack"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 503);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(
+        (
+            body["error"]["code"].as_str(),
+            body["error"]["retryable"].as_bool()
+        ),
+        (Some("too_many_episodes"), Some(true))
+    );
+
+    let id = first["id"].as_str().unwrap();
+    reqwest::Client::new()
+        .delete(format!("{}/episodes/{id}", server.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(server.create_episode("slack").await.0, 201);
+    let metrics = reqwest::get(format!("{}/metrics", server.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("envhost_episodes_refused_total 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("envhost_episodes_live 3"), "{metrics}");
+}
+
+#[tokio::test]
+async fn environments_are_served_side_by_side() {
+    let mut config = HostConfig::new(vec![
+        EnvironmentConfig::new("slack", guest("slack")),
+        EnvironmentConfig::new("counter", guest("counter")),
+    ]);
+    config.max_episodes = 8;
+    let server = TestServer::start(config).unwrap();
+    let counter = server.new_episode("counter").await;
+    assert_eq!(counter.card().await["name"], "counter");
+    assert_eq!(
+        server.card().await["name"],
+        "slack",
+        "the root is the first environment"
+    );
+    let client = counter.mcp(None).await;
+    let added = client
+        .call_tool(call("counter_add", json!({"by": 3})))
+        .await
+        .unwrap();
+    assert_eq!(added.structured_content, Some(json!({"result": 3})));
+}
+
+#[tokio::test]
+async fn a_spinning_episode_does_not_hold_up_another() {
+    let mut config = config("faulty");
+    config.environments[0].limits = Limits {
+        cpu_deadline: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let server = TestServer::start(config).unwrap();
+    let spinner = server.new_episode("faulty").await.mcp(None).await;
+    let other = server.new_episode("faulty").await.mcp(None).await;
+    let spin = spinner.call_tool(call("spin", json!({})));
+    let meanwhile = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut slowest = Duration::ZERO;
+        for _ in 0..20 {
+            let started = Instant::now();
+            let echo = other
+                .call_tool(call("echo", json!({"text": "x"})))
+                .await
+                .unwrap();
+            assert_eq!(echo.is_error, Some(false));
+            slowest = slowest.max(started.elapsed());
+        }
+        slowest
+    };
+    let (spun, slowest) = tokio::join!(spin, meanwhile);
+    assert_eq!(
+        spun.unwrap().structured_content.unwrap()["code"],
+        "deadline_exceeded"
+    );
+    assert!(
+        slowest < Duration::from_millis(50),
+        "a call on another episode took {slowest:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_full_queue_answers_429_on_the_data_plane() {
+    let mut config = config("faulty");
+    config.environments[0].limits = Limits {
+        max_queued_calls: 0,
+        ..Limits::default()
+    };
+    let server = TestServer::start(config).unwrap();
+    let client = server.mcp(None).await;
+    let slow = client.call_tool(call("slow", json!({"ms": 300})));
+    let refused = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        reqwest::Client::new()
+            .post(format!("{}/agentenv", server.url))
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "data/get"}))
+            .send()
+            .await
+            .unwrap()
+    };
+    let (slow, refused) = tokio::join!(slow, refused);
+    assert_eq!(slow.unwrap().is_error, Some(false));
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert_eq!(
+        refused.json::<Value>().await.unwrap()["error"]["code"],
+        "busy"
+    );
+}
