@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -211,11 +212,23 @@ def reference_chat(pool) -> Server:
     return pool.reference(env={"ENVIRONMENT_NAME": "chat"}, label="reference-chat")
 
 
-@pytest.fixture
-def envhost(envhost_server) -> Server:
-    """The session's envhost slack server with no data and no tool-access rules."""
-    reset_state(envhost_server)
-    return envhost_server
+@pytest.fixture(params=["root", "episode"])
+def envhost(request, envhost_server):
+    """A clean envhost slack episode, with no data and no tool-access rules: the session server's
+    root episode (reset), or a new episode of it served under /episodes/{id}/ (deleted after)."""
+    if request.param == "root":
+        reset_state(envhost_server)
+        yield envhost_server
+        return
+    created = httpx.post(envhost_server.url("/episodes"), json={"environment": "slack"})
+    assert created.status_code == 201, created.text
+    answer = created.json()
+    yield dataclasses.replace(
+        envhost_server,
+        label=f"{envhost_server.label}-episode",
+        base_url=envhost_server.url(answer["url"].rstrip("/")),
+    )
+    httpx.delete(envhost_server.url(f"/episodes/{answer['id']}"))
 
 
 @pytest.fixture
