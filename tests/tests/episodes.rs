@@ -256,14 +256,23 @@ async fn a_spinning_episode_does_not_hold_up_another() {
 async fn a_full_queue_answers_429_on_the_data_plane() {
     let mut config = config("faulty");
     config.environments[0].limits = Limits {
-        max_queued_calls: 0,
+        max_queued_calls: 1,
         ..Limits::default()
     };
     let server = TestServer::start(config).unwrap();
     let client = server.mcp(None).await;
-    let slow = client.call_tool(call("slow", json!({"ms": 300})));
+    let slow = async {
+        let running = client.call_tool(call("slow", json!({"ms": 300})));
+        let waiting = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            client.call_tool(call("slow", json!({"ms": 10}))).await
+        };
+        let (running, waiting) = tokio::join!(running, waiting);
+        assert_eq!(waiting.unwrap().is_error, Some(false));
+        running
+    };
     let refused = async {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(80)).await;
         reqwest::Client::new()
             .post(format!("{}/agentenv", server.url))
             .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "data/get"}))

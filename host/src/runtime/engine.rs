@@ -26,8 +26,8 @@ pub struct Limits {
     /// Wall time a caller waits for a call, queueing included: past it the caller gets
     /// [`super::CallError::Timeout`] (the call itself still runs to its end or its deadline).
     pub call_timeout: Duration,
-    /// Calls that may wait for the episode at once, besides the one running; past it a call is
-    /// refused with [`super::CallError::Busy`].
+    /// Calls that may wait for the episode at once, besides the one running (at least 1); past
+    /// it a call is refused with [`super::CallError::Busy`].
     pub max_queued_calls: usize,
 }
 

@@ -41,7 +41,7 @@ impl CallContext {
 /// the episode's own, so a caller that goes away never cancels a guest mid-call); a call whose
 /// guest faults discards the instance, and the next call runs on a fresh one.
 pub struct Episode {
-    runner: Arc<Runner>,
+    runner: Runner,
 }
 
 impl Episode {
@@ -55,7 +55,7 @@ impl Episode {
             .await
             .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
         Ok(Self {
-            runner: Arc::new(Runner::new(environment, label, live)),
+            runner: Runner::new(environment, label, live),
         })
     }
 

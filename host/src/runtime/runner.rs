@@ -1,14 +1,15 @@
 //! Runs an episode's calls one at a time, on a task of its own.
 //!
-//! Calls queue up; the first call into an idle episode spawns a runner task, which runs queued
-//! calls back to back until none is left. So the guest stays busy while callers on other
-//! threads wait (no hand-over of a lock between each call), and a caller that goes away (a client
-//! that disconnects) never cancels a guest mid-call: the call finishes, its answer is dropped.
+//! Calls queue up in a bounded channel; the episode's task owns the instance and runs queued
+//! calls back to back. So the guest stays busy while callers on other threads wait (no hand-over
+//! of a lock between calls), a full queue refuses a call at once, and a caller that goes away (a
+//! client that disconnects) never cancels a guest mid-call: the call finishes, its answer is
+//! dropped.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::sync::oneshot;
 use wasmtime::Store;
 
@@ -84,37 +85,20 @@ where
     }
 }
 
-struct Queue {
-    jobs: VecDeque<Box<dyn Job>>,
-    /// Whether a runner task is draining the queue.
-    running: bool,
-}
-
-/// The calls of one episode, and its instance between calls.
+/// The calls of one episode: a queue served by a task of the episode's own, which owns the
+/// instance and stops (dropping it) when the episode is dropped.
 pub(crate) struct Runner {
     environment: Arc<Environment>,
-    label: String,
-    /// The instance while no runner holds it; none after a fault, until the next call.
-    idle: Mutex<Option<Live>>,
-    queue: Mutex<Queue>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+    jobs: mpsc::Sender<Box<dyn Job>>,
 }
 
 impl Runner {
-    /// A runner for `live`, an instance of `environment` labelled `label` in the log.
+    /// Starts the task that serves `live`, an instance of `environment` labelled `label` in
+    /// the log. Needs a tokio runtime.
     pub(crate) fn new(environment: Arc<Environment>, label: String, live: Live) -> Self {
-        Self {
-            environment,
-            label,
-            idle: Mutex::new(Some(live)),
-            queue: Mutex::new(Queue {
-                jobs: VecDeque::new(),
-                running: false,
-            }),
-        }
+        let (jobs, queue) = mpsc::channel(environment.limits().max_queued_calls.max(1));
+        tokio::spawn(serve(environment.clone(), label, live, queue));
+        Self { environment, jobs }
     }
 
     /// The environment the episode is an instance of.
@@ -125,7 +109,7 @@ impl Runner {
     /// Queues `call` (with `context` for the `context` import and a fresh CPU deadline) and
     /// waits for its answer, at most the call timeout; refuses it when the queue is full.
     pub(crate) async fn call<R, F>(
-        self: &Arc<Self>,
+        &self,
         context: Option<CallContext>,
         call: F,
     ) -> Result<R, CallError>
@@ -137,62 +121,55 @@ impl Runner {
     {
         let limits = self.environment.limits();
         let (reply, answer) = oneshot::channel();
-        let start = {
-            let mut queue = lock(&self.queue);
-            if queue.running && queue.jobs.len() >= limits.max_queued_calls {
+        let job = Box::new(Pending {
+            context,
+            call,
+            reply,
+        });
+        match self.jobs.try_send(job) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
                 return Err(CallError::Busy {
-                    queued: queue.jobs.len(),
+                    queued: self.jobs.max_capacity(),
                 });
             }
-            queue.jobs.push_back(Box::new(Pending {
-                context,
-                call,
-                reply,
-            }));
-            !std::mem::replace(&mut queue.running, true)
-        };
-        if start {
-            tokio::spawn(self.clone().drain());
+            Err(TrySendError::Closed(_)) => return Err(CallError::Stopped),
         }
         match tokio::time::timeout(limits.call_timeout, answer).await {
             Ok(answer) => answer.unwrap_or(Err(CallError::Stopped)),
             Err(_) => Err(CallError::Timeout(limits.call_timeout)),
         }
     }
+}
 
-    /// Runs queued calls until none is left, then hands the instance back and stops.
-    async fn drain(self: Arc<Self>) {
-        let mut live = lock(&self.idle).take();
-        let limits = *self.environment.limits();
-        loop {
-            let job = {
-                let mut queue = lock(&self.queue);
-                match queue.jobs.pop_front() {
-                    Some(job) => job,
-                    None => {
-                        *lock(&self.idle) = live;
-                        queue.running = false;
-                        return;
+/// Runs queued calls back to back until the episode is dropped; after a fault, the next call
+/// runs on a fresh instance.
+async fn serve(
+    environment: Arc<Environment>,
+    label: String,
+    live: Live,
+    mut queue: mpsc::Receiver<Box<dyn Job>>,
+) {
+    let limits = *environment.limits();
+    let mut live = Some(live);
+    while let Some(job) = queue.recv().await {
+        let instance = match &mut live {
+            Some(instance) => instance,
+            empty => {
+                tracing::info!(episode = %label, "starting a fresh instance");
+                // Boxed: the instantiation future is large and rarely needed.
+                match Box::pin(environment.instantiate(&label)).await {
+                    Ok(instance) => empty.insert(instance),
+                    Err(e) => {
+                        job.fail(CallError::Instantiate(format!("{e:#}")));
+                        continue;
                     }
                 }
-            };
-            let instance = match &mut live {
-                Some(instance) => instance,
-                empty => {
-                    tracing::info!(episode = %self.label, "starting a fresh instance");
-                    match self.environment.instantiate(&self.label).await {
-                        Ok(instance) => empty.insert(instance),
-                        Err(e) => {
-                            job.fail(CallError::Instantiate(format!("{e:#}")));
-                            continue;
-                        }
-                    }
-                }
-            };
-            if let Some(fault) = job.run(instance, &limits).await {
-                tracing::warn!(episode = %self.label, %fault, "guest fault; discarding the instance");
-                live = None;
             }
+        };
+        if let Some(fault) = job.run(instance, &limits).await {
+            tracing::warn!(episode = %label, %fault, "guest fault; discarding the instance");
+            live = None;
         }
     }
 }
