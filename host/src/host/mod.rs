@@ -142,6 +142,25 @@ pub enum CreateError {
     Instantiate(CallError),
 }
 
+/// How often a line reports an environment still loading.
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// Awaits `load`, logging a line every [`PROGRESS_EVERY`] while it runs (compiling a large
+/// component takes seconds).
+async fn with_progress<T>(name: &str, started: Instant, load: impl Future<Output = T>) -> T {
+    let mut load = std::pin::pin!(load);
+    let mut progress =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            done = &mut load => return done,
+            _ = progress.tick() => {
+                tracing::info!(environment = %name, seconds = started.elapsed().as_secs(), "still compiling");
+            }
+        }
+    }
+}
+
 /// Environments loaded once, and their episodes.
 pub struct Host {
     runtime: Runtime,
@@ -183,13 +202,14 @@ impl Host {
             }
             let started = Instant::now();
             tracing::info!(environment = %env.name, component = %env.component.display(), "loading");
-            let environment =
-                Environment::load(&runtime, &env.component, env.card_name.clone(), env.limits)
-                    .await
-                    .map_err(|source| HostError::Load {
-                        name: env.name.clone(),
-                        source,
-                    })?;
+            let load =
+                Environment::load(&runtime, &env.component, env.card_name.clone(), env.limits);
+            let environment = with_progress(&env.name, started, load)
+                .await
+                .map_err(|source| HostError::Load {
+                    name: env.name.clone(),
+                    source,
+                })?;
             let catalog = Catalog::new(env.name.clone(), Arc::new(environment), env.idle_timeout)
                 .map_err(|source| HostError::Catalog {
                 name: env.name.clone(),

@@ -43,20 +43,24 @@ impl Environment {
             path: path.display().to_string(),
             source,
         })?;
-        Self::from_bytes(runtime, &bytes, name, limits).await
+        Self::from_bytes(runtime, bytes, name, limits).await
     }
 
-    /// [`Environment::load`] from the component's bytes.
+    /// [`Environment::load`] from the component's bytes. Compiling runs on a blocking thread
+    /// (seconds for a large component; milliseconds from the compiled-artefact cache).
     ///
     /// # Errors
     /// As [`Environment::load`].
     pub async fn from_bytes(
         runtime: &Runtime,
-        bytes: &[u8],
+        bytes: Vec<u8>,
         name: Option<String>,
         limits: Limits,
     ) -> Result<Self, LoadError> {
-        let component = Component::new(&runtime.engine, bytes)
+        let engine = runtime.engine.clone();
+        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
+            .await
+            .map_err(|e| LoadError::Compile(e.to_string()))?
             .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
         let pre = runtime
             .linker
