@@ -1,7 +1,10 @@
 //! Support for the integration tests: building the guests, serving them on loopback with the real
 //! server, and talking to it with real clients (reqwest for HTTP, rmcp's MCP client).
+//! [`load`] holds what the load clients (`mcp_load`, `episodes_bench`) share.
 
 #![warn(missing_docs)]
+
+pub mod load;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

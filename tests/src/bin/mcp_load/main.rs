@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! mcp_load --url http://127.0.0.1:18765 --clients 8 --seconds 10 [--warmup 1]
+//!          [--episodes N [--environment slack]]
 //!          [--env-name slack] [--tool slack_send_message] [--threads 1] [--timeout 30]
 //!          [--server-pid PID] [--json]
 //! ```
@@ -10,27 +11,26 @@
 //! with the channel `bench`, as `shared/bench/agentenv_bench.py` does), then runs `--clients`
 //! clients, each with its own keep-alive HTTP/1.1 connection and its own MCP session (role
 //! `bench-<i>`), calling `<env>_send_message(channel "bench", text "bench <i> <n>", to "sink")` in
-//! a closed loop. Calls that start within the first `--warmup` seconds are not counted; the
+//! a closed loop.
+//!
+//! With `--episodes N` (an envhost server) it first creates N episodes of `--environment` with
+//! `POST /episodes` (a few at a time) and seeds each, then client `i` loads episode `i % N`
+//! (`/episodes/<id>/mcp`); at the end it deletes them. Without it every client loads the URL's
+//! own (root) episode. Calls that start within the first `--warmup` seconds are not counted; the
 //! `--seconds` after them are. Every answer (SSE or JSON) is parsed and must be a result with
 //! `isError` false; anything else is an error. At the end it prints calls, errors, calls/s, the
 //! latency percentiles, its own CPU seconds over the measured window (near `elapsed × threads`
 //! means the client was the bottleneck), and with `--server-pid` the server's CPU seconds over
-//! the same window and its memory before and after; then it closes the sessions and resets the
-//! environment.
+//! the same window and its memory before and after (before seeding or creating episodes); then
+//! it closes the sessions and resets the environment (or deletes the episodes it created).
 //!
-//! To stay cheap it speaks HTTP/1.1 with hyper's connection API, driving each connection from the
-//! task that uses it, reuses prebuilt headers and a request-body template, and deserializes only
-//! the fields it checks.
+//! To stay cheap it speaks HTTP/1.1 with hyper's connection API ([`envhost_tests::load`]),
+//! driving each connection from the task that uses it, reuses prebuilt headers and a request-body
+//! template, and deserializes only the fields it checks.
 
-mod conn;
-mod data_plane;
-mod mcp;
-mod procfs;
 mod report;
-mod rpc;
 mod run;
-mod sse;
-mod stats;
+mod template;
 
 use std::process::ExitCode;
 
@@ -39,9 +39,6 @@ use clap::Parser;
 
 use crate::report::Report;
 use crate::run::run;
-
-/// The channel the bench seeds and posts to (the Python bench's).
-const CHANNEL: &str = "bench";
 
 /// Closed-loop MCP `tools/call` load against an agentenv environment server.
 #[derive(Parser, Debug)]
@@ -53,6 +50,15 @@ struct Args {
     /// Concurrent clients, each with its own connection and MCP session.
     #[arg(long, default_value_t = 8)]
     clients: usize,
+    /// Episodes to spread the clients over: created (and seeded) with `POST /episodes` before the
+    /// run, client i on episode i % N, deleted after it. Without it the clients load the URL's
+    /// own episode.
+    #[arg(long)]
+    episodes: Option<usize>,
+    /// The environment of the episodes `--episodes` creates; default: the server's default (the
+    /// root episode's environment).
+    #[arg(long, requires = "episodes")]
+    environment: Option<String>,
     /// Length of the measured window, in seconds.
     #[arg(long, default_value_t = 10.0)]
     seconds: f64,
@@ -82,8 +88,8 @@ struct Args {
 impl Args {
     /// Rejects values the run cannot use.
     fn validate(&self) -> anyhow::Result<()> {
-        if self.clients == 0 || self.threads == 0 {
-            bail!("--clients and --threads must be at least 1");
+        if self.clients == 0 || self.threads == 0 || self.episodes == Some(0) {
+            bail!("--clients, --threads and --episodes must be at least 1");
         }
         for (name, value) in [
             ("--seconds", self.seconds),
@@ -113,7 +119,7 @@ fn main() -> ExitCode {
             match &report.cleanup {
                 None => ExitCode::SUCCESS,
                 Some(e) => {
-                    eprintln!("mcp_load: the environment was not reset after the run: {e}");
+                    eprintln!("mcp_load: cleaning up after the run failed: {e}");
                     ExitCode::FAILURE
                 }
             }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::procfs::Memory;
-use crate::stats::Summary;
+use envhost_tests::load::procfs::Memory;
+use envhost_tests::load::stats::Summary;
 
 /// What the server used over the run.
 #[derive(Debug)]
@@ -29,6 +29,11 @@ pub(crate) struct Report {
     pub(crate) tool: String,
     /// Concurrent clients.
     pub(crate) clients: usize,
+    /// Episodes the clients were spread over (1: the URL's own).
+    pub(crate) episodes: usize,
+    /// The environment of the episodes created for the run; `None` when the URL's own episode
+    /// was loaded.
+    pub(crate) environment: Option<String>,
     /// Runtime threads of the client.
     pub(crate) threads: usize,
     /// Warmup seconds.
@@ -43,7 +48,7 @@ pub(crate) struct Report {
     pub(crate) server: Option<ServerUsage>,
     /// What went wrong, per client.
     pub(crate) failures: Vec<String>,
-    /// Why the environment could not be reset after the run, if it could not.
+    /// Why the environment could not be reset (or the episodes deleted) after the run.
     pub(crate) cleanup: Option<String>,
 }
 
@@ -68,15 +73,20 @@ impl Report {
         } else {
             format!("{} threads", self.threads)
         };
+        let episodes = match &self.environment {
+            None => "the URL's own episode".into(),
+            Some(env) => format!("{} created episodes of {env}", self.episodes),
+        };
         let mut out = format!(
-            "mcp_load {}  tool {}  runtime {runtime}  warmup {}s\n",
+            "mcp_load {}  tool {}  {episodes}  runtime {runtime}  warmup {}s\n",
             self.url, self.tool, self.warmup
         );
         let server_cpu = self.server.as_ref().and_then(|u| u.cpu);
         let _ = writeln!(
             out,
-            "{:>7} {:>9} {:>7} {:>10} {:>8} {:>8} {:>8} {:>9} {:>9} {:>13} {:>13}",
+            "{:>7} {:>8} {:>9} {:>7} {:>10} {:>8} {:>8} {:>8} {:>9} {:>9} {:>13} {:>13}",
             "clients",
+            "episodes",
             "calls",
             "errors",
             "calls/s",
@@ -90,8 +100,9 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:>7} {:>9} {:>7} {:>10.1} {:>8} {:>8} {:>8} {:>9} {:>9.2} {:>13} {:>13}",
+            "{:>7} {:>8} {:>9} {:>7} {:>10.1} {:>8} {:>8} {:>8} {:>9} {:>9.2} {:>13} {:>13}",
             self.clients,
+            self.episodes,
             s.calls,
             s.errors,
             s.per_s,
@@ -138,6 +149,7 @@ impl Report {
         let memory = |m: Option<Memory>| m.map(|m| json!({"VmRSS": m.rss, "VmHWM": m.hwm}));
         json!({
             "url": self.url, "tool": self.tool, "clients": self.clients, "threads": self.threads,
+            "episodes": self.episodes, "episodes_created": self.environment.is_some(), "environment": self.environment,
             "warmup_s": self.warmup, "elapsed_s": round(self.elapsed.as_secs_f64(), 3),
             "calls": s.calls, "errors": s.errors, "per_s": round(s.per_s, 1),
             "p50_ms": ms(s.p50), "p90_ms": ms(s.p90), "p99_ms": ms(s.p99), "mean_ms": ms(s.mean), "max_ms": ms(s.max),

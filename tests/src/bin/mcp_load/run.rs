@@ -1,43 +1,126 @@
-//! The run: seeding the environment, the clients' closed loops over the warmup and the measured
-//! window, and the clean-up after them.
+//! The run: seeding the environment (or creating and seeding episodes), the clients' closed loops
+//! over the warmup and the measured window, and the clean-up after them.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
+use envhost_tests::load::closed_loop::{Window, closed_loop};
+use envhost_tests::load::conn::{Conn, Target};
+use envhost_tests::load::data_plane::{Card, fetch_card, reset, seed};
+use envhost_tests::load::episodes::{Episode, create_many, delete_many};
+use envhost_tests::load::mcp::Session;
+use envhost_tests::load::procfs::{CpuTimes, Memory, proc_memory};
+use envhost_tests::load::stats::{ClientStats, Summary};
+use futures::{StreamExt as _, TryStreamExt as _};
 use http::Uri;
 
 use crate::Args;
-use crate::conn::{Conn, Target};
-use crate::data_plane::{fetch_card, reset, seed};
-use crate::mcp::{CallTemplate, Session};
-use crate::procfs::{CpuTimes, Memory, proc_memory};
 use crate::report::{Report, ServerUsage};
-use crate::stats::{ClientStats, Summary};
+use crate::template::CallTemplate;
 
-/// The whole bench: seed, load, clean up (the environment is reset even when the load fails).
+/// How many episodes `--episodes` creates (and seeds), and deletes, at once.
+const CREATE_CONCURRENCY: usize = 8;
+/// How many sessions are opened at once.
+const OPEN_CONCURRENCY: usize = 64;
+
+/// The episodes the clients load.
+enum Episodes {
+    /// The URL's own episode: seeded before the run, reset after it.
+    Root(Arc<Target>),
+    /// Episodes created for the run: deleted after it.
+    Created(Vec<Episode>),
+}
+
+impl Episodes {
+    /// Where each episode's routes are.
+    fn targets(&self) -> Vec<Arc<Target>> {
+        match self {
+            Self::Root(target) => vec![target.clone()],
+            Self::Created(episodes) => episodes.iter().map(|e| e.target.clone()).collect(),
+        }
+    }
+}
+
+/// The whole bench: seed (or create episodes), load, clean up (the environment is reset, or the
+/// episodes deleted, even when the load fails).
 pub(crate) async fn run(args: &Args) -> anyhow::Result<Report> {
     let target = Arc::new(Target::parse(&args.url)?);
     let mut control = Conn::open(&target).await?;
     let card = fetch_card(&mut control, &target).await?;
+
+    let memory_before = args.server_pid.and_then(proc_memory);
+    let episodes = match args.episodes {
+        None => {
+            seed(&mut control, &target).await?;
+            Episodes::Root(target.clone())
+        }
+        Some(n) => Episodes::Created(
+            create_many(
+                &target,
+                n,
+                args.environment.as_deref(),
+                CREATE_CONCURRENCY,
+                true,
+            )
+            .await?,
+        ),
+    };
+    let loaded = load_episodes(args, &target, &episodes, control, card, memory_before).await;
+    let cleanup = cleanup(&target, &episodes)
+        .await
+        .err()
+        .map(|e| format!("{e:#}"));
+    let mut report = loaded?;
+    report.cleanup = cleanup;
+    Ok(report)
+}
+
+/// Loads `episodes` (their card read over `control` when they were created) and reports.
+async fn load_episodes(
+    args: &Args,
+    target: &Target,
+    episodes: &Episodes,
+    mut control: Conn,
+    root_card: Card,
+    memory_before: Option<Memory>,
+) -> anyhow::Result<Report> {
+    let (card, environment, url_base) = match episodes {
+        Episodes::Root(_) => (root_card, None, target.clone()),
+        Episodes::Created(created) => {
+            let first = &created[0];
+            let card = fetch_card(&mut control, &first.target)
+                .await
+                .context("the card of a created episode")?;
+            (
+                card,
+                Some(first.environment.clone()),
+                target.nested("/episodes/*/"),
+            )
+        }
+    };
+    drop(control);
     let env_name = args.env_name.clone().unwrap_or_else(|| card.name.clone());
     let tool = args
         .tool
         .clone()
         .unwrap_or_else(|| format!("{env_name}_send_message"));
-    let mcp_path = target.path(card.mcp_path());
-
-    let memory_before = args.server_pid.and_then(proc_memory);
-    seed(&mut control, &target).await?;
-    drop(control);
-    let measured = measure(args, &target, &mcp_path, &tool).await;
-    let cleanup = cleanup(&target).await.err().map(|e| format!("{e:#}"));
-    let mut measured = measured?;
+    let endpoints = episodes
+        .targets()
+        .into_iter()
+        .map(|t| {
+            let uri: Uri = t.uri(card.mcp_path()).context("the card's MCP path")?;
+            Ok((t, uri))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut measured = measure(args, &endpoints, &tool).await?;
 
     Ok(Report {
-        url: format!("http://{}{mcp_path}", target.authority_str()),
+        url: url_base.url(card.mcp_path()),
         tool,
         clients: args.clients,
+        episodes: endpoints.len(),
+        environment,
         threads: args.threads,
         warmup: args.warmup,
         elapsed: measured.elapsed,
@@ -59,14 +142,31 @@ pub(crate) async fn run(args: &Args) -> anyhow::Result<Report> {
             .enumerate()
             .filter_map(|(i, stats)| stats.failure(i))
             .collect(),
-        cleanup,
+        cleanup: None,
     })
 }
 
-/// Resets the environment after the run, over a new connection.
-async fn cleanup(target: &Target) -> anyhow::Result<()> {
-    let mut conn = Conn::open(target).await?;
-    reset(&mut conn, target).await
+/// Resets the root episode over a new connection, or deletes the episodes created for the run.
+async fn cleanup(target: &Target, episodes: &Episodes) -> anyhow::Result<()> {
+    match episodes {
+        Episodes::Root(_) => {
+            let mut conn = Conn::open(target).await?;
+            reset(&mut conn, target).await
+        }
+        Episodes::Created(created) => {
+            let ids: Vec<String> = created.iter().map(|e| e.id.clone()).collect();
+            let deleted = delete_many(target, &ids, CREATE_CONCURRENCY).await;
+            if deleted.failed > 0 {
+                bail!(
+                    "{} of {} episodes were not deleted: {}",
+                    deleted.failed,
+                    ids.len(),
+                    deleted.failures.join("; ")
+                );
+            }
+            Ok(())
+        }
+    }
 }
 
 /// What [`measure`] measured.
@@ -83,29 +183,37 @@ struct Measured {
     memory_after: Option<Memory>,
 }
 
-/// Opens a session per client, runs their loops through the warmup and the window, and closes
-/// the sessions.
+/// Opens a session per client (client `i` on `endpoints[i % endpoints.len()]`: a server and its
+/// MCP path), runs their loops through the warmup and the window, and closes the sessions.
 async fn measure(
     args: &Args,
-    target: &Arc<Target>,
-    mcp_path: &str,
+    endpoints: &[(Arc<Target>, Uri)],
     tool: &str,
 ) -> anyhow::Result<Measured> {
-    let uri: Uri = mcp_path.parse().context("the card's MCP path")?;
-    let sessions = futures::future::try_join_all(
-        (0..args.clients).map(|i| Session::open(target.clone(), uri.clone(), format!("bench-{i}"))),
-    )
-    .await?;
-    let start = Instant::now();
-    let window = Window {
-        start: start + Duration::from_secs_f64(args.warmup),
-        end: start + Duration::from_secs_f64(args.warmup + args.seconds),
-        call_timeout: Duration::from_secs_f64(args.timeout),
-    };
+    let sessions: Vec<Session> = futures::stream::iter(0..args.clients)
+        .map(|i| {
+            let (target, uri) = &endpoints[i % endpoints.len()];
+            Session::open(target.clone(), uri.clone(), format!("bench-{i}"))
+        })
+        .buffered(OPEN_CONCURRENCY)
+        .try_collect()
+        .await?;
+    let window = Window::after(
+        args.warmup,
+        args.seconds,
+        Duration::from_secs_f64(args.timeout),
+    );
     let tasks: Vec<_> = sessions
         .into_iter()
         .enumerate()
-        .map(|(i, session)| tokio::spawn(load(session, CallTemplate::new(tool, i), window)))
+        .map(|(i, session)| {
+            let mut template = CallTemplate::new(tool, i);
+            tokio::spawn(closed_loop(
+                session,
+                move |id, n| template.body(id, n),
+                window,
+            ))
+        })
         .collect();
 
     tokio::time::sleep_until(window.start.into()).await;
@@ -130,47 +238,4 @@ async fn measure(
         cpu_end,
         memory_after,
     })
-}
-
-/// When a client's calls count, and how long one may take.
-#[derive(Clone, Copy, Debug)]
-struct Window {
-    /// Calls started from here on are counted (the warmup is over).
-    start: Instant,
-    /// No call starts from here on.
-    end: Instant,
-    /// The longest a call may take.
-    call_timeout: Duration,
-}
-
-/// One client's closed loop over its session; answers the session (to close it) and what it
-/// measured.
-async fn load(
-    mut session: Session,
-    mut template: CallTemplate,
-    window: Window,
-) -> (Session, ClientStats) {
-    let mut stats = ClientStats::default();
-    let mut now = Instant::now();
-    let mut n = 0u64;
-    while now < window.end {
-        let id = session.next_id();
-        let outcome = session
-            .call_tool(template.body(id, n), id, window.call_timeout)
-            .await;
-        let done = Instant::now();
-        if now >= window.start {
-            stats.record(outcome, done - now);
-        }
-        n += 1;
-        now = done;
-        if session.conn.is_closed() {
-            if let Err(e) = session.reconnect().await {
-                stats.aborted = Some(format!("{e:#}"));
-                break;
-            }
-            now = Instant::now();
-        }
-    }
-    (session, stats)
 }

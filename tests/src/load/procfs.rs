@@ -2,25 +2,25 @@
 
 /// A process' memory, in KiB, from /proc.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Memory {
+pub struct Memory {
     /// Resident set size.
-    pub(crate) rss: u64,
+    pub rss: u64,
     /// Peak resident set size.
-    pub(crate) hwm: u64,
+    pub hwm: u64,
 }
 
 /// CPU seconds used so far by this process and the server.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct CpuTimes {
+pub struct CpuTimes {
     /// This process' user+system seconds.
-    pub(crate) client: f64,
+    pub client: f64,
     /// The server's, when its pid is known and readable.
-    pub(crate) server: Option<f64>,
+    pub server: Option<f64>,
 }
 
 impl CpuTimes {
     /// The CPU times now, of this process and of `server_pid`.
-    pub(crate) fn now(server_pid: Option<u32>) -> Self {
+    pub fn now(server_pid: Option<u32>) -> Self {
         Self {
             client: self_cpu_seconds(),
             server: server_pid.and_then(proc_cpu_seconds),
@@ -54,7 +54,7 @@ fn proc_cpu_seconds(pid: u32) -> Option<f64> {
 }
 
 /// Process `pid`'s VmRSS and VmHWM, from `/proc/<pid>/status`.
-pub(crate) fn proc_memory(pid: u32) -> Option<Memory> {
+pub fn proc_memory(pid: u32) -> Option<Memory> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib = |key: &str| {
         status.lines().find_map(|line| {

@@ -1,22 +1,24 @@
-//! The environment's card and data plane: reading the card, seeding the environment and resetting
-//! it.
+//! The environment's card and data plane: reading the card, seeding the environment (or an
+//! episode) and resetting it.
 
 use anyhow::Context as _;
 use bytes::Bytes;
-use http::{Method, Uri};
+use http::Method;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
-use crate::CHANNEL;
-use crate::conn::{Conn, Target, base_headers, request, require_success};
-use crate::rpc::rpc_answer;
+use super::conn::{Conn, Target, require_success};
+use super::rpc::rpc_answer;
+
+/// The channel [`seed`] adds and the load clients post to (the Python bench's).
+pub const CHANNEL: &str = "bench";
 
 /// What the bench reads of the environment card.
 #[derive(Deserialize)]
-pub(crate) struct Card {
+pub struct Card {
     /// The environment's name, the prefix of its tool names.
-    pub(crate) name: String,
+    pub name: String,
     /// Its interfaces, among them the MCP one.
     #[serde(default, rename = "additionalInterfaces")]
     interfaces: Option<Vec<Interface>>,
@@ -35,7 +37,7 @@ struct Interface {
 
 impl Card {
     /// The MCP path: the first `mcp` interface's, else `/mcp` (as the reference client reads it).
-    pub(crate) fn mcp_path(&self) -> &str {
+    pub fn mcp_path(&self) -> &str {
         self.interfaces
             .iter()
             .flatten()
@@ -46,49 +48,54 @@ impl Card {
 }
 
 /// Fetches the environment card.
-pub(crate) async fn fetch_card(conn: &mut Conn, target: &Target) -> anyhow::Result<Card> {
-    let uri: Uri = target.path("/.well-known/agent-env.json").parse()?;
+///
+/// # Errors
+/// When the card cannot be fetched or read.
+pub async fn fetch_card(conn: &mut Conn, target: &Target) -> anyhow::Result<Card> {
     let response = conn
-        .send(request(
+        .exchange(
+            target,
             Method::GET,
-            &uri,
-            &base_headers(target),
+            "/.well-known/agent-env.json",
             Bytes::new(),
-        ))
+        )
         .await
         .context("fetching the card")?;
     require_success(&response).context("fetching the card")?;
     serde_json::from_slice(response.body()).context("reading the card")
 }
 
-/// Calls data-plane `method` with `params`; fails on any error answer.
-async fn data_call(
+/// Calls data-plane `method` with `params`.
+///
+/// # Errors
+/// When the call fails or answers an error.
+pub async fn data_call(
     conn: &mut Conn,
     target: &Target,
     method: &str,
     params: Value,
 ) -> anyhow::Result<()> {
-    let uri: Uri = target.path("/agentenv").parse()?;
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
     let response = conn
-        .send(request(
-            Method::POST,
-            &uri,
-            &base_headers(target),
-            body.into(),
-        ))
+        .exchange(target, Method::POST, "/agentenv", body.into())
         .await
         .with_context(|| method.to_owned())?;
     rpc_answer::<IgnoredAny>(&response, 1, method).map(drop)
 }
 
 /// Empties the environment.
-pub(crate) async fn reset(conn: &mut Conn, target: &Target) -> anyhow::Result<()> {
+///
+/// # Errors
+/// When `data/reset` fails.
+pub async fn reset(conn: &mut Conn, target: &Target) -> anyhow::Result<()> {
     data_call(conn, target, "data/reset", json!({})).await
 }
 
-/// Empties the environment and adds the channel the clients post to.
-pub(crate) async fn seed(conn: &mut Conn, target: &Target) -> anyhow::Result<()> {
+/// Empties the environment and adds the channel the clients post to, [`CHANNEL`].
+///
+/// # Errors
+/// When `data/reset` or `data/add` fails.
+pub async fn seed(conn: &mut Conn, target: &Target) -> anyhow::Result<()> {
     reset(conn, target).await?;
     let channels = json!({"channels": [{"name": CHANNEL, "topic": ""}]});
     data_call(

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 /// What one client measured in the window.
 #[derive(Default)]
-pub(crate) struct ClientStats {
+pub struct ClientStats {
     /// The latency of each successful call, in nanoseconds.
     latencies_ns: Vec<u64>,
     /// Calls that failed.
@@ -12,12 +12,12 @@ pub(crate) struct ClientStats {
     /// The first failure, to show.
     first_error: Option<String>,
     /// Why the client stopped early, if it did.
-    pub(crate) aborted: Option<String>,
+    pub aborted: Option<String>,
 }
 
 impl ClientStats {
     /// Counts one call.
-    pub(crate) fn record(&mut self, outcome: anyhow::Result<()>, latency: Duration) {
+    pub fn record(&mut self, outcome: anyhow::Result<()>, latency: Duration) {
         match outcome {
             Ok(()) => self
                 .latencies_ns
@@ -29,8 +29,20 @@ impl ClientStats {
         }
     }
 
+    /// Adds `other`'s calls to these (its first error and stop too, when these have none).
+    pub fn merge(&mut self, mut other: Self) {
+        self.latencies_ns.append(&mut other.latencies_ns);
+        self.errors += other.errors;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+        if self.aborted.is_none() {
+            self.aborted = other.aborted;
+        }
+    }
+
     /// A line about what went wrong with this client, the `i`th, if anything did.
-    pub(crate) fn failure(&self, i: usize) -> Option<String> {
+    pub fn failure(&self, i: usize) -> Option<String> {
         let errors = self
             .first_error
             .as_ref()
@@ -48,28 +60,28 @@ impl ClientStats {
 
 /// Counts and latency distribution of a run (latencies in milliseconds).
 #[derive(Debug)]
-pub(crate) struct Summary {
+pub struct Summary {
     /// Successful calls.
-    pub(crate) calls: usize,
+    pub calls: usize,
     /// Failed calls.
-    pub(crate) errors: u64,
+    pub errors: u64,
     /// Successful calls per second.
-    pub(crate) per_s: f64,
+    pub per_s: f64,
     /// The median latency; `None` (as the others) when no call succeeded.
-    pub(crate) p50: Option<f64>,
+    pub p50: Option<f64>,
     /// The 90th percentile latency.
-    pub(crate) p90: Option<f64>,
+    pub p90: Option<f64>,
     /// The 99th percentile latency.
-    pub(crate) p99: Option<f64>,
+    pub p99: Option<f64>,
     /// The mean latency.
-    pub(crate) mean: Option<f64>,
+    pub mean: Option<f64>,
     /// The highest latency.
-    pub(crate) max: Option<f64>,
+    pub max: Option<f64>,
 }
 
 impl Summary {
     /// Merges the clients' stats over a window of `elapsed`.
-    pub(crate) fn of(stats: &mut [ClientStats], elapsed: Duration) -> Self {
+    pub fn of(stats: &mut [ClientStats], elapsed: Duration) -> Self {
         let mut all: Vec<u64> =
             Vec::with_capacity(stats.iter().map(|s| s.latencies_ns.len()).sum());
         for s in stats.iter_mut() {

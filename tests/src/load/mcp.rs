@@ -1,20 +1,18 @@
-//! MCP over streamable HTTP: one client's session (handshake, tool calls, close) and the
-//! prebuilt bodies of its `tools/call` requests.
+//! MCP over streamable HTTP: one client's session (handshake, tool calls, close).
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use bytes::{BufMut as _, Bytes, BytesMut};
+use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Response, Uri};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::CHANNEL;
-use crate::conn::{Conn, Target, base_headers, request, require_success};
-use crate::rpc::rpc_answer;
+use super::conn::{Conn, Target, base_headers, request, require_success};
+use super::rpc::rpc_answer;
 
 /// The MCP protocol version the clients ask for (the reference ToolSession's).
 const PROTOCOL_VERSION: &str = "2025-11-25";
@@ -37,18 +35,52 @@ struct Initialized {
 
 /// What the bench reads of a `tools/call` result.
 #[derive(Deserialize)]
-struct ToolOutcome {
+struct ToolResult {
     /// Whether the tool failed (absent = false, as in MCP).
     #[serde(default, rename = "isError")]
     is_error: bool,
+    /// The structured content, kept unparsed: only an error's is read.
+    #[serde(default, rename = "structuredContent")]
+    structured: Option<Box<RawValue>>,
+}
+
+/// The `code` of a coded error's structured content (§5.4).
+#[derive(Deserialize)]
+struct ErrorCode {
+    /// The code, e.g. `deadline_exceeded`.
+    #[serde(default)]
+    code: Option<String>,
+}
+
+/// How a `tools/call` that got a result turned out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolOutcome {
+    /// A result with `isError` false.
+    Ok,
+    /// An `isError` result, with its coded error's code when its structured content has one.
+    Failed(Option<String>),
+}
+
+impl ToolResult {
+    /// The outcome: for an error, the code of its structured content, if any.
+    fn outcome(self) -> ToolOutcome {
+        if !self.is_error {
+            return ToolOutcome::Ok;
+        }
+        let code = self
+            .structured
+            .and_then(|raw| serde_json::from_str::<ErrorCode>(raw.get()).ok())
+            .and_then(|e| e.code);
+        ToolOutcome::Failed(code)
+    }
 }
 
 /// One client's MCP session over its own connection.
-pub(crate) struct Session {
+pub struct Session {
     /// The server.
     target: Arc<Target>,
     /// The connection the session's requests go over.
-    pub(crate) conn: Conn,
+    pub conn: Conn,
     /// The MCP endpoint's path.
     uri: Uri,
     /// Every request's headers: host, content type, accept, role, session, protocol version.
@@ -58,9 +90,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Connects and opens a session with role `role`: `initialize`, then
-    /// `notifications/initialized`.
-    pub(crate) async fn open(target: Arc<Target>, uri: Uri, role: String) -> anyhow::Result<Self> {
+    /// Connects and opens a session with role `role` on the MCP endpoint at path `uri`:
+    /// `initialize`, then `notifications/initialized`.
+    ///
+    /// # Errors
+    /// When the server cannot be reached or the handshake fails.
+    pub async fn open(target: Arc<Target>, uri: Uri, role: String) -> anyhow::Result<Self> {
         let conn = Conn::open(&target).await?;
         let mut headers = base_headers(&target);
         headers.insert(
@@ -87,7 +122,7 @@ impl Session {
         let id = self.next_id();
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-            "clientInfo": {"name": "mcp_load", "version": env!("CARGO_PKG_VERSION")}}});
+            "clientInfo": {"name": "envhost-tests", "version": env!("CARGO_PKG_VERSION")}}});
         let response = self.post(body.to_string().into()).await?;
         let initialized: Initialized = rpc_answer(&response, id, "initialize")?;
         if let Some(session_id) = response.headers().get(SESSION_HEADER) {
@@ -108,7 +143,7 @@ impl Session {
     }
 
     /// Takes the next request id.
-    pub(crate) fn next_id(&mut self) -> u64 {
+    pub fn next_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         id
@@ -123,31 +158,70 @@ impl Session {
 
     /// Sends the `tools/call` request `body` (of id `id`); fails unless it answers a result with
     /// `isError` false within `timeout`.
-    pub(crate) async fn call_tool(
+    ///
+    /// # Errors
+    /// When no result comes within `timeout`, the answer is not a result, or the result is an
+    /// error.
+    pub async fn call_tool(
         &mut self,
         body: Bytes,
         id: u64,
         timeout: Duration,
     ) -> anyhow::Result<()> {
+        match self.call_tool_outcome(body, id, timeout).await? {
+            ToolOutcome::Ok => Ok(()),
+            ToolOutcome::Failed(None) => bail!("the tool answered isError: true"),
+            ToolOutcome::Failed(Some(code)) => bail!("the tool answered isError: true ({code})"),
+        }
+    }
+
+    /// Sends the `tools/call` request `body` (of id `id`) and answers how its result turned out.
+    /// A call that gets no answer within `timeout` abandons the connection (see
+    /// [`Session::reconnect`]).
+    ///
+    /// # Errors
+    /// When no result comes within `timeout` or the answer is not a result.
+    pub async fn call_tool_outcome(
+        &mut self,
+        body: Bytes,
+        id: u64,
+        timeout: Duration,
+    ) -> anyhow::Result<ToolOutcome> {
         let Ok(response) = tokio::time::timeout(timeout, self.post(body)).await else {
             self.conn.abandon();
             bail!("no answer within {timeout:?}");
         };
-        let outcome: ToolOutcome = rpc_answer(&response?, id, "tools/call")?;
-        if outcome.is_error {
-            bail!("the tool answered isError: true");
-        }
-        Ok(())
+        let result: ToolResult = rpc_answer(&response?, id, "tools/call")?;
+        Ok(result.outcome())
+    }
+
+    /// Calls tool `name` with `arguments` (a body built for the call, unlike the prebuilt ones
+    /// of [`Session::call_tool`]).
+    ///
+    /// # Errors
+    /// As [`Session::call_tool_outcome`].
+    pub async fn call(
+        &mut self,
+        name: &str,
+        arguments: &Value,
+        timeout: Duration,
+    ) -> anyhow::Result<ToolOutcome> {
+        let id = self.next_id();
+        let body = tool_call_body(id, name, arguments);
+        self.call_tool_outcome(body, id, timeout).await
     }
 
     /// Replaces a closed connection with a new one; the session goes on over it.
-    pub(crate) async fn reconnect(&mut self) -> anyhow::Result<()> {
+    ///
+    /// # Errors
+    /// When the server cannot be reached.
+    pub async fn reconnect(&mut self) -> anyhow::Result<()> {
         self.conn = Conn::open(&self.target).await.context("reconnecting")?;
         Ok(())
     }
 
     /// Ends the session (`DELETE`), leaving it to expire if that fails.
-    pub(crate) async fn close(&mut self) {
+    pub async fn close(&mut self) {
         if self.conn.is_closed() && self.reconnect().await.is_err() {
             return;
         }
@@ -156,65 +230,42 @@ impl Session {
     }
 }
 
-/// The `tools/call` bodies of one client, from a prebuilt template: only the request id and the
-/// message number change from call to call.
-pub(crate) struct CallTemplate {
-    /// The body up to the request id.
-    head: &'static [u8],
-    /// From after the id to the message number: the tool, the fixed arguments, `"bench <i> `.
-    middle: Vec<u8>,
-    /// The end of the body.
-    tail: &'static [u8],
-    /// The buffer bodies are written into; a body's memory is reused once it has been sent.
-    buffer: BytesMut,
-}
-
-impl CallTemplate {
-    /// The template of client `client` calling `tool`.
-    pub(crate) fn new(tool: &str, client: usize) -> Self {
-        let name = Value::from(tool).to_string();
-        let channel = Value::from(CHANNEL).to_string();
-        let middle = format!(
-            r#","method":"tools/call","params":{{"name":{name},"arguments":{{"channel":{channel},"to":"sink","text":"bench {client} "#
-        );
-        Self {
-            head: br#"{"jsonrpc":"2.0","id":"#,
-            middle: middle.into_bytes(),
-            tail: br#""}}}"#,
-            buffer: BytesMut::new(),
-        }
-    }
-
-    /// The body of request `id` sending message number `n`.
-    pub(crate) fn body(&mut self, id: u64, n: u64) -> Bytes {
-        self.buffer
-            .reserve(self.head.len() + self.middle.len() + self.tail.len() + 40);
-        self.buffer.put_slice(self.head);
-        // Writing into a BytesMut with room reserved cannot fail.
-        let _ = write!(self.buffer, "{id}");
-        self.buffer.put_slice(&self.middle);
-        let _ = write!(self.buffer, "{n}");
-        self.buffer.put_slice(self.tail);
-        self.buffer.split().freeze()
-    }
+/// The body of `tools/call` request `id` calling `name` with `arguments`.
+pub fn tool_call_body(id: u64, name: &str, arguments: &Value) -> Bytes {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+    .to_string()
+    .into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn outcome(result: &str) -> ToolOutcome {
+        serde_json::from_str::<ToolResult>(result)
+            .unwrap()
+            .outcome()
+    }
+
     #[test]
-    fn call_bodies_are_json() {
-        let mut template = CallTemplate::new("slack_send_message", 3);
-        let first = template.body(2, 0);
-        let second = template.body(3, 1);
-        let value: Value = serde_json::from_slice(&second).unwrap();
-        assert_eq!(value["id"], 3);
-        assert_eq!(value["params"]["name"], "slack_send_message");
+    fn outcomes_read_the_error_code() {
+        assert_eq!(outcome(r#"{"content": []}"#), ToolOutcome::Ok);
         assert_eq!(
-            value["params"]["arguments"],
-            json!({"channel": "bench", "to": "sink", "text": "bench 3 1"})
+            outcome(r#"{"isError": false, "structuredContent": {"result": "ok"}}"#),
+            ToolOutcome::Ok
         );
-        assert_eq!(serde_json::from_slice::<Value>(&first).unwrap()["id"], 2);
+        assert_eq!(
+            outcome(r#"{"isError": true, "structuredContent": {"code": "deadline_exceeded"}}"#),
+            ToolOutcome::Failed(Some("deadline_exceeded".into()))
+        );
+        assert_eq!(
+            outcome(r#"{"isError": true, "structuredContent": null}"#),
+            ToolOutcome::Failed(None)
+        );
+        assert_eq!(
+            outcome(r#"{"isError": true, "structuredContent": [1]}"#),
+            ToolOutcome::Failed(None)
+        );
     }
 }

@@ -4,14 +4,14 @@ use std::borrow::Cow;
 
 /// The `data` of each SSE event named `message` (or unnamed) with non-blank data, multi-line data
 /// joined with `\n` (the SSE rules the reference client follows).
-pub(crate) struct SseMessages<'a> {
+pub struct SseMessages<'a> {
     /// What is left of the stream.
     rest: &'a [u8],
 }
 
 impl<'a> SseMessages<'a> {
     /// The message events of `stream`.
-    pub(crate) fn new(stream: &'a [u8]) -> Self {
+    pub fn new(stream: &'a [u8]) -> Self {
         Self { rest: stream }
     }
 

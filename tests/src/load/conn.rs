@@ -12,9 +12,9 @@ use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-/// Where the environment server listens, from `--url`.
-#[derive(Debug)]
-pub(crate) struct Target {
+/// Where the environment server listens, from `--url`, and the base path of the routes used.
+#[derive(Clone, Debug)]
+pub struct Target {
     /// The host to connect to (an IPv6 literal without its brackets).
     host: String,
     /// The port to connect to.
@@ -27,7 +27,7 @@ pub(crate) struct Target {
 
 impl Target {
     /// Reads a plain `http://host[:port][/base]` URL.
-    pub(crate) fn parse(url: &str) -> anyhow::Result<Self> {
+    pub fn parse(url: &str) -> anyhow::Result<Self> {
         let uri: Uri = url
             .parse()
             .with_context(|| format!("--url {url:?} is not a URL"))?;
@@ -50,13 +50,37 @@ impl Target {
     }
 
     /// The URL's authority, `host[:port]`.
-    pub(crate) fn authority_str(&self) -> &str {
+    pub fn authority_str(&self) -> &str {
         self.authority.to_str().unwrap_or(&self.host)
     }
 
     /// The request path of `route` (absolute, e.g. `/agentenv`) on this server.
-    pub(crate) fn path(&self, route: &str) -> String {
+    pub fn path(&self, route: &str) -> String {
         format!("{}/{}", self.base_path, route.trim_start_matches('/'))
+    }
+
+    /// The request URI of `route` (see [`Target::path`]).
+    ///
+    /// # Errors
+    /// When the path is not a valid URI (a route with spaces, say).
+    pub fn uri(&self, route: &str) -> anyhow::Result<Uri> {
+        let path = self.path(route);
+        path.parse()
+            .with_context(|| format!("{path:?} is not a request path"))
+    }
+
+    /// The full URL of `route`, for reports.
+    pub fn url(&self, route: &str) -> String {
+        format!("http://{}{}", self.authority_str(), self.path(route))
+    }
+
+    /// The same server with `path` appended to the base path: where an episode served under
+    /// `path` (e.g. `/episodes/<id>/`, as `POST /episodes` answers it) has its routes.
+    pub fn nested(&self, path: &str) -> Self {
+        Self {
+            base_path: self.path(path).trim_end_matches('/').to_owned(),
+            ..self.clone()
+        }
     }
 }
 
@@ -65,7 +89,7 @@ type Driver = Pin<Box<http1::Connection<TokioIo<TcpStream>, Full<Bytes>>>>;
 
 /// One keep-alive HTTP/1.1 connection, driven by the task that sends on it (no connection task to
 /// hand each request to and back).
-pub(crate) struct Conn {
+pub struct Conn {
     /// Queues requests onto the connection.
     sender: http1::SendRequest<Full<Bytes>>,
     /// The connection itself; `None` once it has ended or been abandoned.
@@ -74,7 +98,10 @@ pub(crate) struct Conn {
 
 impl Conn {
     /// Connects to `target` (with TCP_NODELAY: requests are small and latency counts).
-    pub(crate) async fn open(target: &Target) -> anyhow::Result<Self> {
+    ///
+    /// # Errors
+    /// When the server cannot be reached.
+    pub async fn open(target: &Target) -> anyhow::Result<Self> {
         let stream = TcpStream::connect((target.host.as_str(), target.port))
             .await
             .with_context(|| format!("connecting to {}:{}", target.host, target.port))?;
@@ -87,20 +114,20 @@ impl Conn {
     }
 
     /// Whether the connection can carry no more requests.
-    pub(crate) fn is_closed(&self) -> bool {
+    pub fn is_closed(&self) -> bool {
         self.driver.is_none() || self.sender.is_closed()
     }
 
     /// Drops the connection, e.g. after giving up on an answer that may still come.
-    pub(crate) fn abandon(&mut self) {
+    pub fn abandon(&mut self) {
         self.driver = None;
     }
 
     /// Sends `request` and reads its whole answer.
-    pub(crate) async fn send(
-        &mut self,
-        request: Request<Full<Bytes>>,
-    ) -> anyhow::Result<Response<Bytes>> {
+    ///
+    /// # Errors
+    /// When the connection fails before the whole answer is in.
+    pub async fn send(&mut self, request: Request<Full<Bytes>>) -> anyhow::Result<Response<Bytes>> {
         let sender = &mut self.sender;
         let exchange = async move {
             let response = sender.send_request(request).await?;
@@ -124,10 +151,27 @@ impl Conn {
             Ok(()) => e.into(),
         })
     }
+
+    /// Sends a `method` request for `route` of `target` with `body` and the plain headers
+    /// ([`base_headers`]), and reads its whole answer.
+    ///
+    /// # Errors
+    /// When the route is not a valid path or the connection fails.
+    pub async fn exchange(
+        &mut self,
+        target: &Target,
+        method: Method,
+        route: &str,
+        body: Bytes,
+    ) -> anyhow::Result<Response<Bytes>> {
+        let uri = target.uri(route)?;
+        self.send(request(method, &uri, &base_headers(target), body))
+            .await
+    }
 }
 
 /// A request with the given parts, ready to send on a [`Conn`].
-pub(crate) fn request(
+pub fn request(
     method: Method,
     uri: &Uri,
     headers: &HeaderMap,
@@ -141,7 +185,10 @@ pub(crate) fn request(
 }
 
 /// Fails unless the answer's status is 2xx, quoting the start of its body.
-pub(crate) fn require_success(response: &Response<Bytes>) -> anyhow::Result<()> {
+///
+/// # Errors
+/// When the status is not 2xx.
+pub fn require_success(response: &Response<Bytes>) -> anyhow::Result<()> {
     let status = response.status();
     if status.is_success() {
         return Ok(());
@@ -152,7 +199,7 @@ pub(crate) fn require_success(response: &Response<Bytes>) -> anyhow::Result<()> 
 }
 
 /// The plain headers of a request to `target`: its host and JSON content.
-pub(crate) fn base_headers(target: &Target) -> HeaderMap {
+pub fn base_headers(target: &Target) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(header::HOST, target.authority.clone());
     headers.insert(
@@ -172,5 +219,11 @@ mod tests {
         assert_eq!((target.host.as_str(), target.port), ("::1", 8080));
         assert_eq!(target.path("/mcp"), "/svc/x/mcp");
         assert!(Target::parse("https://example.com").is_err());
+        let episode = target.nested("/episodes/abc/");
+        assert_eq!(episode.path("/mcp"), "/svc/x/episodes/abc/mcp");
+        assert_eq!(
+            episode.url("/agentenv"),
+            "http://[::1]:8080/svc/x/episodes/abc/agentenv"
+        );
     }
 }

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::conn::require_success;
-use crate::sse::SseMessages;
+use super::conn::require_success;
+use super::sse::SseMessages;
 
 /// A JSON-RPC answer, with the `result` read as `R` and only what the bench checks of the rest.
 #[derive(Deserialize)]
@@ -52,7 +52,7 @@ impl<R> Reply<R> {
 /// The answer to JSON-RPC request `id` of `method` in an HTTP answer: the body itself when it is
 /// `application/json`, or the first SSE `message` event answering `id` when it is
 /// `text/event-stream` (§11.2).
-pub(crate) fn rpc_answer<R: DeserializeOwned>(
+pub fn rpc_answer<R: DeserializeOwned>(
     response: &Response<Bytes>,
     id: u64,
     method: &str,

@@ -1,0 +1,16 @@
+//! What the load clients (`mcp_load`, `episodes_bench`) share: raw HTTP/1.1 connections to an
+//! environment server, MCP sessions over them, the data plane, the episodes API, closed loops of
+//! tool calls, their statistics, and readings of CPU time and memory.
+//!
+//! To stay cheap they speak HTTP/1.1 with hyper's connection API, driving each connection from
+//! the task that uses it, reuse prebuilt headers, and deserialize only the fields they check.
+
+pub mod closed_loop;
+pub mod conn;
+pub mod data_plane;
+pub mod episodes;
+pub mod mcp;
+pub mod procfs;
+pub mod rpc;
+pub mod sse;
+pub mod stats;
