@@ -34,7 +34,9 @@ pub use catalog::{Catalog, CatalogError, Route, ServedTool};
 pub use episode::{DataError, Episode};
 pub use metrics::{CallKind, Metrics};
 
-use crate::runtime::{CallError, Environment, Limits, LoadError, Runtime, RuntimeConfig};
+use crate::runtime::{
+    CallError, Environment, GuestThreads, Limits, LoadError, Runtime, RuntimeConfig,
+};
 use crate::transfers::{Resolver, TransferConfig};
 use registry::Registry;
 
@@ -78,16 +80,22 @@ pub struct HostConfig {
     pub pooling: bool,
     /// Where `data/add` may fetch files from.
     pub transfers: TransferConfig,
+    /// Threads of their own for guest code (a spinning guest then cannot hold up the caller's
+    /// runtime; the server uses one per core); `None` runs guests on the runtime that creates
+    /// the episodes, with the fewest hand-offs, for in-process use.
+    pub guest_threads: Option<usize>,
 }
 
 impl HostConfig {
-    /// `environments` with room for 1,000 episodes, pooled, default transfers.
+    /// `environments` with room for 1,000 episodes, pooled, default transfers, guests on the
+    /// caller's runtime.
     pub fn new(environments: Vec<EnvironmentConfig>) -> Self {
         Self {
             environments,
             max_episodes: 1_000,
             pooling: true,
             transfers: TransferConfig::default(),
+            guest_threads: None,
         }
     }
 }
@@ -168,6 +176,7 @@ pub struct Host {
     registry: Registry,
     resolver: Resolver,
     metrics: Arc<Metrics>,
+    threads: GuestThreads,
     epoch: Instant,
 }
 
@@ -229,12 +238,19 @@ impl Host {
             0
         };
         let resolver = Resolver::new(&config.transfers).map_err(HostError::Transfers)?;
+        let threads = match config.guest_threads {
+            Some(n) => {
+                GuestThreads::dedicated(n).map_err(|e| HostError::Runtime(LoadError::engine(e)))?
+            }
+            None => GuestThreads::shared(),
+        };
         Ok(Self {
             runtime,
             environments,
             registry: Registry::new(config.max_episodes),
             resolver,
             metrics: Arc::new(Metrics::new(capacity)),
+            threads,
             epoch: Instant::now(),
         })
     }
@@ -276,9 +292,10 @@ impl Host {
             });
         };
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let inner = crate::runtime::Episode::new(catalog.environment.clone(), id.clone())
-            .await
-            .map_err(CreateError::Instantiate)?;
+        let inner =
+            crate::runtime::Episode::new(catalog.environment.clone(), id.clone(), &self.threads)
+                .await
+                .map_err(CreateError::Instantiate)?;
         let episode = Arc::new(Episode::new(
             id,
             catalog,

@@ -2,7 +2,8 @@
 //! behind CPU deadlines.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -11,17 +12,24 @@ use super::bindings::Environment as World;
 use super::error::LoadError;
 use super::state::EpisodeState;
 
-/// How often the epoch advances: the granularity of CPU deadlines.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// How often the epoch advances while guests run: the granularity of CPU deadlines, and the
+/// longest a guest runs before it yields to other calls.
+pub const EPOCH_TICK: Duration = Duration::from_micros(250);
+
+/// How often the epoch advances once no guest has run for [`IDLE_AFTER`] (a call that starts
+/// then may run one such tick before its first yield).
+pub const IDLE_TICK: Duration = Duration::from_millis(10);
+
+/// How long without a guest running before the epoch slows to [`IDLE_TICK`].
+pub const IDLE_AFTER: Duration = Duration::from_millis(100);
 
 /// What one episode may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Linear memory per instance, in bytes (all memories together).
     pub memory_bytes: usize,
-    /// Guest execution time per call: the call fails with [`super::Fault::Deadline`] once the
-    /// guest has run this long. Measured in epoch ticks of [`EPOCH_TICK`], so rounded up to
-    /// 10 ms.
+    /// Guest execution time per call, on the wall clock from the call's start: the call fails
+    /// with [`super::Fault::Deadline`] at the first epoch tick ([`EPOCH_TICK`]) after it.
     pub cpu_deadline: Duration,
     /// Wall time a caller waits for a call, queueing included: past it the caller gets
     /// [`super::CallError::Timeout`] (the call itself still runs to its end or its deadline).
@@ -40,14 +48,6 @@ impl Default for Limits {
             call_timeout: Duration::from_secs(60),
             max_queued_calls: 64,
         }
-    }
-}
-
-impl Limits {
-    /// The CPU deadline in epoch ticks (at least one).
-    pub(crate) fn deadline_ticks(&self) -> u64 {
-        let ticks = self.cpu_deadline.as_nanos().div_ceil(EPOCH_TICK.as_nanos());
-        u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
     }
 }
 
@@ -118,6 +118,8 @@ fn engine(config: &RuntimeConfig, pooled: bool) -> wasmtime::Result<Engine> {
 pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) linker: Arc<Linker<EpisodeState>>,
+    /// Calls running in guests right now, across every environment of the engine.
+    pub(crate) running: Arc<AtomicUsize>,
     pooled: bool,
 }
 
@@ -153,10 +155,12 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(LoadError::engine)?;
         World::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(LoadError::engine)?;
-        start_ticker(&engine).map_err(LoadError::engine)?;
+        let running = Arc::new(AtomicUsize::new(0));
+        start_ticker(&engine, running.clone()).map_err(LoadError::engine)?;
         Ok(Self {
             engine,
             linker: Arc::new(linker),
+            running,
             pooled,
         })
     }
@@ -167,15 +171,22 @@ impl Runtime {
     }
 }
 
-fn start_ticker(engine: &Engine) -> std::io::Result<()> {
+/// Advances `engine`'s epoch every [`EPOCH_TICK`] while guests run (`running` above zero in the
+/// last [`IDLE_AFTER`]), every [`IDLE_TICK`] otherwise; stops when the engine is dropped.
+fn start_ticker(engine: &Engine, running: Arc<AtomicUsize>) -> std::io::Result<()> {
     let weak = engine.weak();
     std::thread::Builder::new()
         .name("envhost-epoch".into())
         .spawn(move || {
+            let mut last_busy = Instant::now();
             while let Some(engine) = weak.upgrade() {
                 engine.increment_epoch();
                 drop(engine);
-                std::thread::sleep(EPOCH_TICK);
+                if running.load(Ordering::Relaxed) > 0 {
+                    last_busy = Instant::now();
+                }
+                let idle = last_busy.elapsed() > IDLE_AFTER;
+                std::thread::sleep(if idle { IDLE_TICK } else { EPOCH_TICK });
             }
         })
         .map(drop)
@@ -184,18 +195,6 @@ fn start_ticker(engine: &Engine) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn deadlines_round_up_to_whole_ticks() {
-        let limits = |ms| Limits {
-            cpu_deadline: Duration::from_millis(ms),
-            ..Limits::default()
-        };
-        assert_eq!(limits(0).deadline_ticks(), 1);
-        assert_eq!(limits(10).deadline_ticks(), 1);
-        assert_eq!(limits(15).deadline_ticks(), 2);
-        assert_eq!(limits(500).deadline_ticks(), 50);
-    }
 
     #[test]
     fn an_unreservable_pool_falls_back_to_on_demand() {

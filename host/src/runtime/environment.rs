@@ -1,6 +1,8 @@
 //! A compiled environment: its component's `InstancePre` and its resolved description.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use wasmtime::component::Component;
 use wasmtime::{Engine, Store, UpdateDeadline};
@@ -15,6 +17,7 @@ use crate::protocol::description::Description;
 /// An environment compiled once; every episode of it is instantiated from here.
 pub struct Environment {
     engine: Engine,
+    running: Arc<AtomicUsize>,
     pre: WorldPre<EpisodeState>,
     description: Description,
     limits: Limits,
@@ -80,6 +83,7 @@ impl Environment {
         let name = name.unwrap_or_else(|| described.name.clone());
         Ok(Self {
             engine: runtime.engine.clone(),
+            running: runtime.running.clone(),
             pre,
             description: described.resolve(name)?,
             limits,
@@ -89,6 +93,11 @@ impl Environment {
     /// The resolved description.
     pub fn description(&self) -> &Description {
         &self.description
+    }
+
+    /// The count of calls running in guests across the engine.
+    pub(crate) fn running(&self) -> &Arc<AtomicUsize> {
+        &self.running
     }
 
     /// The limits of each episode.
@@ -113,20 +122,17 @@ async fn instantiate(
 ) -> wasmtime::Result<Live> {
     let mut store = Store::new(engine, EpisodeState::new(label.into(), limits));
     store.limiter(EpisodeState::limiter);
-    store.epoch_deadline_callback(|mut ctx| {
-        let state = ctx.data_mut();
-        if state.ticks_left <= 1 {
+    store.epoch_deadline_callback(|ctx| {
+        if ctx.data().past_deadline() {
             return Ok(UpdateDeadline::Interrupt);
         }
-        state.ticks_left -= 1;
         // tokio's yield_now lets the runtime poll its timers and I/O before the guest resumes.
         Ok(UpdateDeadline::YieldCustom(
             1,
             Box::pin(tokio::task::yield_now()),
         ))
     });
-    store.data_mut().ticks_left = limits.deadline_ticks();
-    store.set_epoch_deadline(1);
+    EpisodeState::arm_deadline(&mut store, limits);
     let world = pre.instantiate_async(&mut store).await?;
     Ok(Live { store, world })
 }

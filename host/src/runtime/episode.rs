@@ -8,6 +8,7 @@ use super::convert;
 use super::environment::Environment;
 use super::error::CallError;
 use super::runner::Runner;
+use super::threads::GuestThreads;
 use crate::protocol::error::CodedError;
 use crate::protocol::part::Part;
 use crate::protocol::role::Caller;
@@ -45,17 +46,22 @@ pub struct Episode {
 }
 
 impl Episode {
-    /// Instantiates `environment` for a new episode, labelled `label` in the log.
+    /// Instantiates `environment` for a new episode, labelled `label` in the log, whose calls
+    /// run on `threads`.
     ///
     /// # Errors
     /// [`CallError::Instantiate`] when instantiation fails.
-    pub async fn new(environment: Arc<Environment>, label: String) -> Result<Self, CallError> {
+    pub async fn new(
+        environment: Arc<Environment>,
+        label: String,
+        threads: &GuestThreads,
+    ) -> Result<Self, CallError> {
         let live = environment
             .instantiate(&label)
             .await
             .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
         Ok(Self {
-            runner: Runner::new(environment, label, live),
+            runner: Runner::new(environment, label, live, threads),
         })
     }
 

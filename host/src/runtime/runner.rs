@@ -7,6 +7,7 @@
 //! dropped.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 use tokio::sync::mpsc::{self, error::TrySendError};
@@ -20,22 +21,41 @@ use super::environment::{Environment, Live};
 use super::episode::CallContext;
 use super::error::{CallError, Fault};
 use super::state::EpisodeState;
+use super::threads::GuestThreads;
 
 /// One call into the guest: the outer error is a fault, the inner one the guest's coded answer.
 pub(crate) type GuestCall<'a, R> = BoxFuture<'a, wasmtime::Result<Result<R, wit::EnvError>>>;
 
 /// A queued call, typed away.
 trait Job: Send {
-    /// Runs the call on `live` and answers its caller; reports a fault so that the runner
-    /// discards the instance.
+    /// Runs the call on `live` (counted in `running` meanwhile) and answers its caller;
+    /// reports a fault so that the runner discards the instance.
     fn run<'a>(
         self: Box<Self>,
         live: &'a mut Live,
         limits: &'a super::Limits,
+        running: &'a AtomicUsize,
     ) -> BoxFuture<'a, Option<Fault>>;
 
     /// Answers the caller with `error` without running the call.
     fn fail(self: Box<Self>, error: CallError);
+}
+
+/// Counts a call as running in a guest for as long as it lives (the epoch ticks fast while
+/// any does).
+struct Running<'a>(&'a AtomicUsize);
+
+impl<'a> Running<'a> {
+    fn start(running: &'a AtomicUsize) -> Self {
+        running.fetch_add(1, Ordering::Relaxed);
+        Self(running)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 struct Pending<R, F> {
@@ -53,6 +73,7 @@ where
         self: Box<Self>,
         live: &'a mut Live,
         limits: &'a super::Limits,
+        running: &'a AtomicUsize,
     ) -> BoxFuture<'a, Option<Fault>> {
         let Pending {
             context,
@@ -60,12 +81,12 @@ where
             reply,
         } = *self;
         Box::pin(async move {
-            let state = live.store.data_mut();
-            state.call = context;
-            state.ticks_left = limits.deadline_ticks();
-            live.store.set_epoch_deadline(1);
+            live.store.data_mut().call = context;
+            EpisodeState::arm_deadline(&mut live.store, limits);
             let guest = live.world.agentenv_environment_env();
+            let counted = Running::start(running);
             let outcome = call(guest, &mut live.store).await;
+            drop(counted);
             live.store.data_mut().call = None;
             let (answer, fault) = match outcome {
                 Ok(Ok(answer)) => (Ok(answer), None),
@@ -93,11 +114,16 @@ pub(crate) struct Runner {
 }
 
 impl Runner {
-    /// Starts the task that serves `live`, an instance of `environment` labelled `label` in
-    /// the log. Needs a tokio runtime.
-    pub(crate) fn new(environment: Arc<Environment>, label: String, live: Live) -> Self {
+    /// Starts, on `threads`, the task that serves `live`, an instance of `environment`
+    /// labelled `label` in the log.
+    pub(crate) fn new(
+        environment: Arc<Environment>,
+        label: String,
+        live: Live,
+        threads: &GuestThreads,
+    ) -> Self {
         let (jobs, queue) = mpsc::channel(environment.limits().max_queued_calls.max(1));
-        tokio::spawn(serve(environment.clone(), label, live, queue));
+        threads.spawn(serve(environment.clone(), label, live, queue));
         Self { environment, jobs }
     }
 
@@ -167,7 +193,7 @@ async fn serve(
                 }
             }
         };
-        if let Some(fault) = job.run(instance, &limits).await {
+        if let Some(fault) = job.run(instance, &limits, environment.running()).await {
             tracing::warn!(episode = %label, %fault, "guest fault; discarding the instance");
             live = None;
         }

@@ -106,8 +106,8 @@ pub struct EpisodeState {
     label: String,
     /// The call being served, when it is a tool or extension call.
     pub(crate) call: Option<CallContext>,
-    /// Epoch ticks the current call may still run.
-    pub(crate) ticks_left: u64,
+    /// When the current call's CPU deadline passes (`None`: never).
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl EpisodeState {
@@ -123,8 +123,23 @@ impl EpisodeState {
             log: LogBudget::new(),
             label,
             call: None,
-            ticks_left: 0,
+            deadline: None,
         }
+    }
+
+    /// Arms a call's CPU deadline in `store`, `limits.cpu_deadline` from now: the first epoch
+    /// callback comes only after a whole tick of guest execution (so a call shorter than a tick
+    /// never stops to yield, and never waits behind another task for it), then one comes every
+    /// tick, and the first after the deadline interrupts the guest.
+    pub(crate) fn arm_deadline(store: &mut wasmtime::Store<Self>, limits: &Limits) {
+        store.data_mut().deadline = Instant::now().checked_add(limits.cpu_deadline);
+        store.set_epoch_deadline(2);
+    }
+
+    /// Whether the current call has run past its CPU deadline.
+    pub(crate) fn past_deadline(&self) -> bool {
+        self.deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
     }
 
     /// The store's resource limiter.

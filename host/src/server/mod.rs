@@ -144,7 +144,12 @@ fn collapse_slashes(mut request: Request) -> Request {
     request
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, with `TCP_NODELAY` on every
+/// How long, once shutdown begins, requests in flight may take to finish before the server
+/// closes every connection still open (standalone MCP streams never finish on their own).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves `router` on `listener` until `shutdown` completes (then requests in flight get
+/// [`SHUTDOWN_GRACE`] to finish), with `TCP_NODELAY` on every
 /// connection (an SSE answer goes out as a header write and a data write, and Nagle's algorithm
 /// would hold the second back until the client's delayed ACK, about 40 ms a call), repeated
 /// slashes in paths collapsed, and idle episodes of `state`'s host evicted every second.
@@ -170,12 +175,28 @@ pub async fn serve(
         }
     });
     let service = router.map_request(collapse_slashes);
+    let (signalled, grace) = tokio::sync::oneshot::channel::<()>();
     let served = axum::serve(
         listener,
         axum::ServiceExt::<Request>::into_make_service(service),
     )
-    .with_graceful_shutdown(shutdown)
-    .await;
+    .with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = signalled.send(());
+    })
+    .into_future();
+    let served = tokio::select! {
+        served = served => served,
+        () = async {
+            if grace.await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::info!("closing the connections still open {SHUTDOWN_GRACE:?} after shutdown began");
+            Ok(())
+        }
+    };
     evictor.abort();
     served
 }

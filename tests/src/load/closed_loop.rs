@@ -16,6 +16,10 @@ pub struct Window {
     pub end: Instant,
     /// The longest a call may take.
     pub call_timeout: Duration,
+    /// The time between the starts of a client's calls (an open loop at a fixed rate; latency
+    /// is measured from each call's actual send); `None` starts each call as the last one
+    /// answers (a closed loop).
+    pub pace: Option<Duration>,
 }
 
 impl Window {
@@ -26,39 +30,58 @@ impl Window {
             start: now + Duration::from_secs_f64(warmup),
             end: now + Duration::from_secs_f64(warmup + seconds),
             call_timeout,
+            pace: None,
+        }
+    }
+
+    /// The same window with each client starting `rate` calls a second (none: a closed loop).
+    pub fn paced(self, rate: Option<f64>) -> Self {
+        Self {
+            pace: rate
+                .filter(|r| *r > 0.0)
+                .map(|r| Duration::from_secs_f64(1.0 / r)),
+            ..self
         }
     }
 }
 
-/// One client's closed loop over `session`, each call's body made by `body(request id, call
-/// number)` and required to answer `isError` false; answers the session (to go on with or close)
-/// and what it measured. A connection the server closed is reopened; when that fails the client
-/// stops (and says why in its stats).
+/// One client's loop over `session` (closed, or paced by the window), each call's body made by
+/// `body(request id, call number)` and required to answer `isError` false; answers the session
+/// (to go on with or close) and what it measured. A connection the server closed is reopened;
+/// when that fails the client stops (and says why in its stats).
 pub async fn closed_loop(
     mut session: Session,
     mut body: impl FnMut(u64, u64) -> Bytes,
     window: Window,
 ) -> (Session, ClientStats) {
     let mut stats = ClientStats::default();
-    let mut now = Instant::now();
+    let mut due = Instant::now();
     let mut n = 0u64;
-    while now < window.end {
+    while due < window.end {
         let id = session.next_id();
+        let sent = Instant::now();
         let outcome = session
             .call_tool(body(id, n), id, window.call_timeout)
             .await;
         let done = Instant::now();
-        if now >= window.start {
-            stats.record(outcome, done - now);
+        if due >= window.start {
+            stats.record(outcome, done - sent);
         }
         n += 1;
-        now = done;
+        due = match window.pace {
+            None => done,
+            Some(pace) => {
+                let next = due + pace;
+                tokio::time::sleep_until(next.into()).await;
+                next
+            }
+        };
         if session.conn.is_closed() {
             if let Err(e) = session.reconnect().await {
                 stats.aborted = Some(format!("{e:#}"));
                 break;
             }
-            now = Instant::now();
+            due = Instant::now();
         }
     }
     (session, stats)

@@ -1,6 +1,6 @@
 //! `isolation`: how much a spinning episode slows the calls of the others. Each client calls
-//! `echo` on its own episode in a closed loop, first alone (quiet), then while one more task calls
-//! `spin` on the spinner episode over and over (noisy).
+//! `echo` on its own episode in a closed loop (or at `--rate` calls a second), first alone
+//! (quiet), then while one more task calls `spin` on the spinner episode over and over (noisy).
 
 mod phase;
 mod report;
@@ -34,6 +34,10 @@ pub(crate) struct Args {
     /// Clients, each calling `echo` on its own episode.
     #[arg(long, default_value_t = 8)]
     clients: usize,
+    /// Calls a second each client starts (an open loop); none: each calls again as soon as it
+    /// is answered (a closed loop, which saturates the machine).
+    #[arg(long)]
+    pub(crate) rate: Option<f64>,
     /// The environment of the episodes (it must have the echo and spin tools).
     #[arg(long, default_value = "faulty")]
     environment: String,

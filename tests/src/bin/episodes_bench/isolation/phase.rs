@@ -52,7 +52,8 @@ pub(super) async fn phase(
         args.warmup,
         args.seconds,
         Duration::from_secs_f64(args.common.timeout),
-    );
+    )
+    .paced(args.rate);
     let tasks: Vec<_> = clients
         .into_iter()
         .enumerate()
