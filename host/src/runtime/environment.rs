@@ -126,6 +126,7 @@ async fn instantiate(
         if ctx.data().past_deadline() {
             return Ok(UpdateDeadline::Interrupt);
         }
+        super::threads::mark_computing();
         // tokio's yield_now lets the runtime poll its timers and I/O before the guest resumes.
         Ok(UpdateDeadline::YieldCustom(
             1,

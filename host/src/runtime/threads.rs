@@ -1,25 +1,24 @@
 //! Where guest code runs: on the runtime that created the episode, moving to threads of its own
 //! while it computes.
 //!
-//! A guest runs until it answers or its epoch tick ([`EPOCH_TICK`]) ends, so on the HTTP runtime
+//! A guest runs until it answers or its epoch tick ([`super::EPOCH_TICK`]) ends, so on the HTTP runtime
 //! a spinning guest holds one of its few workers a tick at a time and whatever was queued there
 //! waits behind it. Handing every call to other threads avoids that but costs two thread
 //! wake-ups per call, which halves the calls a small machine serves. So an episode's task
-//! *roams*: it runs where it was created while its polls are short (a call that answers within a
-//! tick, the usual case, takes no hand-off), and moves to the guest threads once one poll has held
-//! a thread for a tick (a guest that computes). There, in the `SCHED_IDLE` class, the kernel runs
-//! it only on CPU the HTTP threads leave. It moves back after its first short poll (it answered
+//! *roams*: it runs where it was created while its guest answers within a tick (the usual case,
+//! no hand-off), and moves to the guest threads once a tick ends inside its guest (the epoch
+//! callback calls [`mark_computing`]). There, in the `SCHED_IDLE` class, the kernel runs it only
+//! on CPU the HTTP threads leave. It moves back after a poll in which no tick ended (it answered
 //! and waits for the next call).
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 
-use super::engine::EPOCH_TICK;
 
 /// Where episodes' calls run.
 pub struct GuestThreads {
@@ -76,8 +75,20 @@ impl Drop for GuestThreads {
     }
 }
 
-/// A task that runs on `home` while its polls are short and on `guests` from a poll that lasts
-/// a tick until the next short one. Moving is spawning the same boxed future on the other
+thread_local! {
+    /// Whether an epoch tick has ended inside a guest during the current poll of a [`Roaming`]
+    /// task on this thread.
+    static COMPUTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Notes that a guest running on this thread has used up an epoch tick (called from the epoch
+/// callback).
+pub(crate) fn mark_computing() {
+    COMPUTING.set(true);
+}
+
+/// A task that runs on `home` while its guest answers within a tick, and on `guests` from a poll
+/// in which a tick ended inside its guest until the next poll in which none did. Moving is spawning the same boxed future on the other
 /// runtime: its first poll there registers the new task's waker with whatever it waits on.
 struct Roaming {
     task: Option<BoxFuture<'static, ()>>,
@@ -93,11 +104,11 @@ impl Future for Roaming {
         let Some(task) = self.task.as_mut() else {
             return Poll::Ready(());
         };
-        let started = Instant::now();
+        COMPUTING.set(false);
         if task.as_mut().poll(cx).is_ready() {
             return Poll::Ready(());
         }
-        let computing = started.elapsed() >= EPOCH_TICK;
+        let computing = COMPUTING.get();
         if computing == self.on_guests {
             return Poll::Pending;
         }
@@ -141,10 +152,7 @@ mod tests {
         let (names, mut seen) = tokio::sync::mpsc::unbounded_channel();
         threads.spawn(async move {
             names.send(thread_name()).unwrap();
-            let started = Instant::now();
-            while started.elapsed() < EPOCH_TICK * 4 {
-                std::hint::spin_loop();
-            }
+            mark_computing();
             tokio::task::yield_now().await;
             names.send(thread_name()).unwrap();
             tokio::task::yield_now().await;
