@@ -197,20 +197,15 @@ async fn shutdown_signal() {
 }
 
 /// Hands the allocator's free memory back to the system: compiling a component leaves tens of
-/// MiB of freed working memory, and bursts of concurrent requests a few more, which would
-/// otherwise stay resident a while.
+/// MiB of freed working memory in glibc's arenas, and bursts of concurrent requests a few more,
+/// which would otherwise stay resident.
 fn release_free_memory() {
-    // SAFETY: mi_collect only releases free memory of the allocator; it has no preconditions.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.
     unsafe {
-        libmimalloc_sys::mi_collect(true);
+        libc::malloc_trim(0);
     }
 }
-
-/// mimalloc instead of glibc's malloc: with 1,000 connections glibc's allocator took 13% of the
-/// server's CPU (perf), and 1,000 episodes served 81% of one episode's calls/s with it against
-/// 85% with mimalloc (BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
