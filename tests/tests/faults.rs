@@ -45,7 +45,7 @@ async fn each_tool_fault_fails_only_its_call() {
         assert_eq!(failed.is_error, Some(true), "{tool}");
         let error = failed.structured_content.unwrap();
         assert_eq!(error["code"], code, "{tool}: {error}");
-        assert_eq!(error["applied"], "unknown");
+        assert_eq!(error["applied"], "no");
         assert!(took < 2 * DEADLINE, "{tool} answered after {took:?}");
         let next = client.call_tool(call("echo")).await.unwrap();
         assert_eq!(next.is_error, Some(false), "the call after {tool}");

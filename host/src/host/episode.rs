@@ -187,6 +187,24 @@ impl Episode {
         &self.sessions
     }
 
+    /// The runtime episode (instance, journal).
+    pub(super) fn runtime(&self) -> &runtime::Episode {
+        &self.inner
+    }
+
+    /// A copy of the tool-access rules.
+    pub(super) fn tool_access(&self) -> Rules {
+        self.rules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the tool-access rules (a restored episode takes its snapshot's).
+    pub(super) fn set_tool_access(&self, rules: Rules) {
+        *self.rules.lock().unwrap_or_else(PoisonError::into_inner) = rules;
+    }
+
     fn touch(&self) {
         let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.last_used.store(now, Ordering::Relaxed);

@@ -208,7 +208,9 @@ impl Metrics {
             }
             Err(CallError::Busy { .. }) => Outcome::Busy,
             Err(CallError::Timeout(_)) => Outcome::Timeout,
-            Err(CallError::Instantiate(_) | CallError::Stopped) => Outcome::Unavailable,
+            Err(CallError::Instantiate(_) | CallError::Replay(_) | CallError::Stopped) => {
+                Outcome::Unavailable
+            }
         };
         self.calls
             .get_or_create(&CallLabels { kind, outcome })

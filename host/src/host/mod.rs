@@ -25,6 +25,7 @@ mod episode;
 mod metrics;
 mod registry;
 pub mod sessions;
+mod snapshots;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use std::time::{Duration, Instant};
 pub use catalog::{Catalog, CatalogError, Route, ServedTool};
 pub use episode::{DataError, Episode};
 pub use metrics::{CallKind, Metrics};
+pub use snapshots::{MAX_SNAPSHOTS, SnapshotError};
 
 use crate::runtime::{
     CallError, Environment, GuestThreads, Limits, LoadError, Runtime, RuntimeConfig,
@@ -177,6 +179,7 @@ pub struct Host {
     resolver: Resolver,
     metrics: Arc<Metrics>,
     threads: GuestThreads,
+    snapshots: snapshots::Snapshots,
     epoch: Instant,
 }
 
@@ -251,6 +254,7 @@ impl Host {
             resolver,
             metrics: Arc::new(Metrics::new(capacity)),
             threads,
+            snapshots: snapshots::Snapshots::default(),
             epoch: Instant::now(),
         })
     }
@@ -285,6 +289,20 @@ impl Host {
             .environment(environment)
             .ok_or_else(|| CreateError::UnknownEnvironment(environment.to_owned()))?
             .clone();
+        self.admit(catalog, crate::runtime::Episode::new).await
+    }
+
+    /// Registers an episode of `catalog` made by `make` (from the environment, the episode's
+    /// id and the guest threads), within the episode cap.
+    async fn admit<'a, F, Fut>(
+        &'a self,
+        catalog: Arc<Catalog>,
+        make: F,
+    ) -> Result<Arc<Episode>, CreateError>
+    where
+        F: FnOnce(Arc<crate::runtime::Environment>, String, &'a GuestThreads) -> Fut,
+        Fut: Future<Output = Result<crate::runtime::Episode, CallError>>,
+    {
         let Some(slot) = self.registry.reserve() else {
             self.metrics.refused.inc();
             return Err(CreateError::Full {
@@ -292,10 +310,9 @@ impl Host {
             });
         };
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let inner =
-            crate::runtime::Episode::new(catalog.environment.clone(), id.clone(), &self.threads)
-                .await
-                .map_err(CreateError::Instantiate)?;
+        let inner = make(catalog.environment.clone(), id.clone(), &self.threads)
+            .await
+            .map_err(CreateError::Instantiate)?;
         let episode = Arc::new(Episode::new(
             id,
             catalog,

@@ -72,8 +72,10 @@ fn tools_error() -> CodedError {
     CodedError::invalid_params("'tools' must be a list of strings or the string '*'")
 }
 
-/// The rule store: role key → tool key → disabled. Keys may be `*`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The rule store: role key → tool key → disabled. Keys may be `*`. Serialised as that map
+/// (snapshots carry it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Rules {
     rules: BTreeMap<String, BTreeMap<String, bool>>,
 }

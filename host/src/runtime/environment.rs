@@ -9,6 +9,7 @@ use wasmtime::{Engine, Store, UpdateDeadline};
 
 use super::bindings::{Environment as World, EnvironmentPre as WorldPre};
 use super::convert;
+use super::determinism::{Seed, Tape};
 use super::engine::{Limits, Runtime};
 use super::error::LoadError;
 use super::state::EpisodeState;
@@ -21,6 +22,7 @@ pub struct Environment {
     pre: WorldPre<EpisodeState>,
     description: Description,
     limits: Limits,
+    digest: String,
 }
 
 /// A store and the instance in it.
@@ -60,6 +62,7 @@ impl Environment {
         name: Option<String>,
         limits: Limits,
     ) -> Result<Self, LoadError> {
+        let digest = component_digest(&bytes);
         let engine = runtime.engine.clone();
         let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
             .await
@@ -70,9 +73,18 @@ impl Environment {
             .instantiate_pre(&component)
             .and_then(WorldPre::new)
             .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
-        let mut live = instantiate(&runtime.engine, &pre, &limits, "describe")
-            .await
-            .map_err(|e| LoadError::Start(format!("{e:#}")))?;
+        let tape = Tape::default();
+        tape.go_live();
+        let mut live = instantiate(
+            &runtime.engine,
+            &pre,
+            &limits,
+            "describe",
+            Seed::fresh(),
+            &tape,
+        )
+        .await
+        .map_err(|e| LoadError::Start(format!("{e:#}")))?;
         let info = live
             .world
             .agentenv_environment_env()
@@ -87,7 +99,14 @@ impl Environment {
             pre,
             description: described.resolve(name)?,
             limits,
+            digest,
         })
+    }
+
+    /// `sha256:` and 64 hex digits: the SHA-256 of the component's bytes, which names it in
+    /// snapshots.
+    pub fn digest(&self) -> &str {
+        &self.digest
     }
 
     /// The resolved description.
@@ -105,9 +124,15 @@ impl Environment {
         &self.limits
     }
 
-    /// A fresh store and instance, labelled `label` in the log.
-    pub(crate) async fn instantiate(&self, label: &str) -> wasmtime::Result<Live> {
-        instantiate(&self.engine, &self.pre, &self.limits, label).await
+    /// A fresh store and instance, labelled `label` in the log, whose WASI random comes from
+    /// `seed` and whose clocks go through `tape`.
+    pub(crate) async fn instantiate(
+        &self,
+        label: &str,
+        seed: Seed,
+        tape: &Tape,
+    ) -> wasmtime::Result<Live> {
+        instantiate(&self.engine, &self.pre, &self.limits, label, seed, tape).await
     }
 }
 
@@ -119,8 +144,10 @@ async fn instantiate(
     pre: &WorldPre<EpisodeState>,
     limits: &Limits,
     label: &str,
+    seed: Seed,
+    tape: &Tape,
 ) -> wasmtime::Result<Live> {
-    let mut store = Store::new(engine, EpisodeState::new(label.into(), limits));
+    let mut store = Store::new(engine, EpisodeState::new(label.into(), limits, seed, tape));
     store.limiter(EpisodeState::limiter);
     store.epoch_deadline_callback(|ctx| {
         if ctx.data().past_deadline() {
@@ -136,4 +163,12 @@ async fn instantiate(
     EpisodeState::arm_deadline(&mut store, limits);
     let world = pre.instantiate_async(&mut store).await?;
     Ok(Live { store, world })
+}
+
+/// `sha256:` and the hex SHA-256 of `bytes`.
+fn component_digest(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let hash = sha2::Sha256::digest(bytes);
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }

@@ -5,9 +5,11 @@ use std::sync::Arc;
 use super::bindings::ToolResult;
 use super::bindings::agentenv::environment::types as wit;
 use super::convert;
+use super::determinism::{Seed, Tape};
 use super::environment::Environment;
 use super::error::CallError;
-use super::runner::Runner;
+use super::journal::{Answer, Journal, Op};
+use super::runner::{Maker, Runner};
 use super::threads::GuestThreads;
 use crate::protocol::error::CodedError;
 use crate::protocol::part::Part;
@@ -39,15 +41,16 @@ impl CallContext {
 }
 
 /// One live instance of an environment. Calls are serialised (run back to back by a task of
-/// the episode's own, so a caller that goes away never cancels a guest mid-call); a call whose
-/// guest faults discards the instance, and the next call runs on a fresh one.
+/// the episode's own, so a caller that goes away never cancels a guest mid-call) and journaled;
+/// a call whose guest faults is answered with the fault and the instance rebuilt from the
+/// journal to its state before the call.
 pub struct Episode {
     runner: Runner,
 }
 
 impl Episode {
-    /// Instantiates `environment` for a new episode, labelled `label` in the log, whose calls
-    /// run on `threads`.
+    /// Instantiates `environment` for a new episode with a fresh seed, labelled `label` in the
+    /// log, whose calls run on `threads`.
     ///
     /// # Errors
     /// [`CallError::Instantiate`] when instantiation fails.
@@ -56,12 +59,43 @@ impl Episode {
         label: String,
         threads: &GuestThreads,
     ) -> Result<Self, CallError> {
-        let live = environment
-            .instantiate(&label)
-            .await
-            .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
+        let maker = Maker {
+            environment,
+            label,
+            seed: Seed::fresh(),
+            tape: Tape::default(),
+        };
+        let (live, start) = maker.start().await?;
+        let journal = Journal {
+            start,
+            entries: Vec::new(),
+        };
         Ok(Self {
-            runner: Runner::new(environment, label, live, threads),
+            runner: Runner::new(maker, live, journal, threads),
+        })
+    }
+
+    /// An episode of `environment` with `seed`, brought to the end of `journal` by replaying
+    /// it (every call checked against its recorded answer), labelled `label` in the log.
+    ///
+    /// # Errors
+    /// [`CallError::Replay`] naming the first entry that diverged.
+    pub async fn restore(
+        environment: Arc<Environment>,
+        label: String,
+        threads: &GuestThreads,
+        seed: Seed,
+        journal: Journal,
+    ) -> Result<Self, CallError> {
+        let maker = Maker {
+            environment,
+            label,
+            seed,
+            tape: Tape::default(),
+        };
+        let live = maker.replay(&journal).await.map_err(CallError::Replay)?;
+        Ok(Self {
+            runner: Runner::new(maker, live, journal, threads),
         })
     }
 
@@ -70,14 +104,25 @@ impl Episode {
         self.runner.environment()
     }
 
-    /// `data/reset`.
+    /// The seed of the episode's WASI random.
+    pub fn seed(&self) -> Seed {
+        self.runner.seed()
+    }
+
+    /// The journal, as of every call made before this one.
     ///
     /// # Errors
-    /// [`CallError`] as the guest failed.
+    /// [`CallError::Busy`] when the queue is full, [`CallError::Stopped`].
+    pub async fn journal(&self) -> Result<Journal, CallError> {
+        self.runner.journal().await
+    }
+
+    /// `data/reset`: the episode continues on a fresh instance whose `reset` answered.
+    ///
+    /// # Errors
+    /// [`CallError`] as the guest failed (the episode then stays as it was).
     pub async fn reset(&self) -> Result<(), CallError> {
-        self.runner
-            .call(None, |guest, store| Box::pin(guest.call_reset(store)))
-            .await
+        self.runner.call(Op::Reset, None).await.map(drop)
     }
 
     /// `data/add` of parts whose files the host already resolved to bytes.
@@ -85,11 +130,7 @@ impl Episode {
     /// # Errors
     /// [`CallError`] as the guest failed.
     pub async fn add_data(&self, parts: Vec<wit::Part>) -> Result<(), CallError> {
-        self.runner
-            .call(None, move |guest, store| {
-                Box::pin(async move { guest.call_add_data(store, &parts).await })
-            })
-            .await
+        self.runner.call(Op::AddData(parts), None).await.map(drop)
     }
 
     /// `data/get`.
@@ -98,10 +139,9 @@ impl Episode {
     /// [`CallError`] as the guest failed, or `invalid_part` when it answers a data part that is
     /// not a JSON object.
     pub async fn get_data(&self) -> Result<Vec<Part>, CallError> {
-        let parts = self
-            .runner
-            .call(None, |guest, store| Box::pin(guest.call_get_data(store)))
-            .await?;
+        let Answer::Parts(parts) = self.runner.call(Op::GetData, None).await? else {
+            return Err(unexpected());
+        };
         parts
             .into_iter()
             .map(convert::part_from_guest)
@@ -120,12 +160,14 @@ impl Episode {
         arguments: String,
         context: CallContext,
     ) -> Result<ToolResult, CallError> {
-        let name = declared_name.to_owned();
-        self.runner
-            .call(Some(context), move |guest, store| {
-                Box::pin(async move { guest.call_call_tool(store, &name, &arguments).await })
-            })
-            .await
+        let op = Op::CallTool {
+            name: declared_name.to_owned(),
+            arguments,
+        };
+        match self.runner.call(op, Some(context)).await? {
+            Answer::Tool(result) => Ok(result),
+            _ => Err(unexpected()),
+        }
     }
 
     /// Calls method `op` of extension `uri` with `request` (a JSON object as text, already
@@ -140,11 +182,22 @@ impl Episode {
         request: String,
         context: CallContext,
     ) -> Result<String, CallError> {
-        let (uri, op) = (uri.to_owned(), op.to_owned());
-        self.runner
-            .call(Some(context), move |guest, store| {
-                Box::pin(async move { guest.call_call_extension(store, &uri, &op, &request).await })
-            })
-            .await
+        let op = Op::CallExtension {
+            uri: uri.to_owned(),
+            op: op.to_owned(),
+            request,
+        };
+        match self.runner.call(op, Some(context)).await? {
+            Answer::Json(json) => Ok(json),
+            _ => Err(unexpected()),
+        }
     }
+}
+
+/// An answer of another kind than the op's (the runner pairs them, so this cannot happen).
+fn unexpected() -> CallError {
+    CallError::Guest(CodedError::new(
+        "internal_error",
+        "the runtime answered an operation with an answer of another kind",
+    ))
 }

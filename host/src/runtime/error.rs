@@ -40,7 +40,7 @@ impl LoadError {
 }
 
 /// How a guest failed a call without answering it. The episode's instance is discarded and the
-/// episode starts again on a fresh one.
+/// episode rebuilt from its journal to its state just before the call.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Fault {
     /// The call ran past its CPU deadline.
@@ -68,7 +68,7 @@ impl Fault {
     }
 
     /// The coded error a caller gets: `deadline_exceeded`, `out_of_memory` or `guest_trapped`,
-    /// applied `unknown` (the episode restarted, its state with it).
+    /// applied `no` (the episode is rebuilt to its state before the call).
     pub fn to_coded(&self) -> CodedError {
         let code = match self {
             Self::Deadline(_) => "deadline_exceeded",
@@ -77,9 +77,9 @@ impl Fault {
         };
         CodedError {
             code: code.into(),
-            message: format!("{self}; the episode was restarted on a fresh instance"),
+            message: format!("{self}; the episode was rebuilt to its state before this call"),
             retryable: false,
-            applied: Applied::Unknown,
+            applied: Applied::No,
             hint: None,
             status: 500,
         }
@@ -98,6 +98,9 @@ pub enum CallError {
     /// A fresh instance could not be made.
     #[error("the environment could not be instantiated: {0}")]
     Instantiate(String),
+    /// Rebuilding the episode from its journal failed.
+    #[error(transparent)]
+    Replay(ReplayError),
     /// The episode stopped before answering (its runner task ended).
     #[error("the episode stopped before answering")]
     Stopped,
@@ -134,6 +137,14 @@ impl CallError {
                 hint: None,
                 status: 504,
             },
+            Self::Replay(e) => CodedError {
+                code: "replay_diverged".into(),
+                message: e.to_string(),
+                retryable: false,
+                applied: Applied::No,
+                hint: None,
+                status: 500,
+            },
             Self::Instantiate(_) | Self::Stopped => CodedError {
                 code: "unavailable".into(),
                 message: self.to_string(),
@@ -144,4 +155,26 @@ impl CallError {
             },
         }
     }
+}
+
+/// Why an episode could not be rebuilt from a journal.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    /// A fresh instance could not be made.
+    #[error("the environment could not be instantiated for replay: {0}")]
+    Instantiate(String),
+    /// Instantiating read the clocks differently than recorded.
+    #[error("replay diverged while instantiating: the clock readings differ from the journal's")]
+    Start,
+    /// Call `index` (from 0) of the journal answered differently, read the clocks differently,
+    /// or faulted.
+    #[error("replay diverged at journal entry {index} ({op}): {what}")]
+    Diverged {
+        /// The entry, from 0.
+        index: usize,
+        /// The call, as `tool call <name>`, `data/add`, ....
+        op: String,
+        /// What differed.
+        what: String,
+    },
 }

@@ -4,14 +4,17 @@
 //! resolved description. An [`Episode`] is one store and one instance of it; calls into an
 //! episode are serialised, episodes run concurrently. A guest that traps, exceeds its CPU
 //! deadline or exhausts its memory fails the call it was serving ([`CallError::Fault`]); the
-//! episode then starts again on a fresh instance.
+//! episode is then rebuilt from its [`Journal`] to its state before that call.
 
 mod convert;
+mod determinism;
 mod engine;
 mod environment;
 mod episode;
 mod error;
+mod journal;
 mod runner;
+mod snapshot;
 mod state;
 mod threads;
 
@@ -29,8 +32,11 @@ pub mod bindings {
 }
 
 pub use convert::part_to_guest;
+pub use determinism::{Reading, Seed};
 pub use engine::{EPOCH_TICK, Limits, Runtime, RuntimeConfig};
 pub use environment::Environment;
 pub use episode::{CallContext, Episode};
-pub use error::{CallError, Fault, LoadError};
+pub use error::{CallError, Fault, LoadError, ReplayError};
+pub use journal::{AnswerDigest, Entry, Journal, Op};
+pub use snapshot::{Snapshot, SnapshotFileError};
 pub use threads::GuestThreads;

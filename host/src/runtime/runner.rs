@@ -1,44 +1,39 @@
-//! Runs an episode's calls one at a time, on a task of its own.
+//! Runs an episode's calls one at a time, on a task of its own, and keeps its journal.
 //!
 //! Calls queue up in a bounded channel; the episode's task owns the instance and runs queued
 //! calls back to back. So the guest stays busy while callers on other threads wait (no hand-over
 //! of a lock between calls), a full queue refuses a call at once, and a caller that goes away (a
 //! client that disconnects) never cancels a guest mid-call: the call finishes, its answer is
 //! dropped.
+//!
+//! Every call that answers (with a value or a coded error) is appended to the journal. A call
+//! whose guest faults is not: the instance is discarded and rebuilt at once by replaying the
+//! journal, so the episode is back at its state just before the failing call. `data/reset`
+//! starts the episode on a fresh instance (and a fresh journal) whose `reset` is called.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use futures::future::BoxFuture;
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::sync::oneshot;
-use wasmtime::Store;
 
-use super::bindings::agentenv::environment::types as wit;
-use super::bindings::exports::agentenv::environment::env::Guest;
-use super::convert;
+use super::determinism::{Seed, Tape};
 use super::environment::{Environment, Live};
 use super::episode::CallContext;
-use super::error::{CallError, Fault};
-use super::state::EpisodeState;
+use super::error::{CallError, Fault, ReplayError};
+use super::journal::{self, Answer, Entry, Journal, Op, Outcome};
 use super::threads::GuestThreads;
 
-/// One call into the guest: the outer error is a fault, the inner one the guest's coded answer.
-pub(crate) type GuestCall<'a, R> = BoxFuture<'a, wasmtime::Result<Result<R, wit::EnvError>>>;
-
-/// A queued call, typed away.
-trait Job: Send {
-    /// Runs the call on `live` (counted in `running` meanwhile) and answers its caller;
-    /// reports a fault so that the runner discards the instance.
-    fn run<'a>(
-        self: Box<Self>,
-        live: &'a mut Live,
-        limits: &'a super::Limits,
-        running: &'a AtomicUsize,
-    ) -> BoxFuture<'a, Option<Fault>>;
-
-    /// Answers the caller with `error` without running the call.
-    fn fail(self: Box<Self>, error: CallError);
+/// Something for the episode's task to do.
+enum Job {
+    /// Run `op` and answer it.
+    Call {
+        op: Op,
+        context: Option<CallContext>,
+        reply: oneshot::Sender<Result<Answer, CallError>>,
+    },
+    /// Answer a copy of the journal (cheap: entries are shared).
+    Journal { reply: oneshot::Sender<Journal> },
 }
 
 /// Counts a call as running in a guest for as long as it lives (the epoch ticks fast while
@@ -58,73 +53,108 @@ impl Drop for Running<'_> {
     }
 }
 
-struct Pending<R, F> {
-    context: Option<CallContext>,
-    call: F,
-    reply: oneshot::Sender<Result<R, CallError>>,
+/// What makes an episode's instances: its environment, its seed and its clock tape.
+pub(crate) struct Maker {
+    pub(crate) environment: Arc<Environment>,
+    pub(crate) label: String,
+    pub(crate) seed: Seed,
+    pub(crate) tape: Tape,
 }
 
-impl<R, F> Job for Pending<R, F>
-where
-    R: Send + 'static,
-    F: for<'a> FnOnce(&'a Guest, &'a mut Store<EpisodeState>) -> GuestCall<'a, R> + Send + 'static,
-{
-    fn run<'a>(
-        self: Box<Self>,
-        live: &'a mut Live,
-        limits: &'a super::Limits,
-        running: &'a AtomicUsize,
-    ) -> BoxFuture<'a, Option<Fault>> {
-        let Pending {
-            context,
-            call,
-            reply,
-        } = *self;
-        Box::pin(async move {
-            live.store.data_mut().call = context;
-            EpisodeState::arm_deadline(&mut live.store, limits);
-            let guest = live.world.agentenv_environment_env();
-            let counted = Running::start(running);
-            let outcome = call(guest, &mut live.store).await;
-            drop(counted);
-            live.store.data_mut().call = None;
-            let (answer, fault) = match outcome {
-                Ok(Ok(answer)) => (Ok(answer), None),
-                Ok(Err(e)) => (Err(CallError::Guest(convert::coded_error(e))), None),
-                Err(error) => {
-                    let fault = Fault::classify(&error, limits.cpu_deadline);
-                    (Err(CallError::Fault(fault.clone())), Some(fault))
-                }
-            };
-            let _ = reply.send(answer);
-            fault
-        })
+impl Maker {
+    /// A fresh instance, live, and the clock readings it made while starting.
+    pub(crate) async fn start(
+        &self,
+    ) -> Result<(Live, Vec<super::determinism::Reading>), CallError> {
+        self.tape.go_live();
+        let live = self
+            .environment
+            .instantiate(&self.label, self.seed, &self.tape)
+            .await
+            .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
+        Ok((live, self.tape.take().0))
     }
 
-    fn fail(self: Box<Self>, error: CallError) {
-        let _ = self.reply.send(Err(error));
+    /// Runs `op` on `live` with `context` for the `context` import and a fresh CPU deadline:
+    /// the outcome and the clock readings made meanwhile, with whether they departed from the
+    /// tape's playback.
+    async fn run(
+        &self,
+        live: &mut Live,
+        op: &Op,
+        context: Option<CallContext>,
+    ) -> (Outcome, Vec<super::determinism::Reading>, bool) {
+        live.store.data_mut().call = context;
+        super::state::EpisodeState::arm_deadline(&mut live.store, self.environment.limits());
+        let guest = live.world.agentenv_environment_env();
+        let counted = Running::start(self.environment.running());
+        let outcome = op.run(guest, &mut live.store).await;
+        drop(counted);
+        live.store.data_mut().call = None;
+        let (readings, diverged) = self.tape.take();
+        (outcome, readings, diverged)
+    }
+
+    /// A fresh instance brought to the end of `journal` by replaying it, each call checked
+    /// against its recorded answer and clock readings; the tape is live again afterwards.
+    pub(crate) async fn replay(&self, journal: &Journal) -> Result<Live, ReplayError> {
+        self.tape.play(&journal.start);
+        let mut live = self
+            .environment
+            .instantiate(&self.label, self.seed, &self.tape)
+            .await
+            .map_err(|e| ReplayError::Instantiate(format!("{e:#}")))?;
+        if self.tape.take().1 {
+            return Err(ReplayError::Start);
+        }
+        for (index, entry) in journal.entries.iter().enumerate() {
+            self.tape.play(&entry.readings);
+            let (outcome, _, clocks_differ) =
+                self.run(&mut live, &entry.op, entry.context.clone()).await;
+            let diverged = |what: String| ReplayError::Diverged {
+                index,
+                op: entry.op.describe(),
+                what,
+            };
+            let answer = outcome.map_err(|e| {
+                let fault = Fault::classify(&e, self.environment.limits().cpu_deadline);
+                diverged(format!("the guest failed: {fault}"))
+            })?;
+            if journal::digest(&answer) != entry.answer {
+                return Err(diverged("the answer differs from the recorded one".into()));
+            }
+            if clocks_differ {
+                return Err(diverged(
+                    "the clock readings differ from the recorded ones".into(),
+                ));
+            }
+        }
+        self.tape.go_live();
+        Ok(live)
     }
 }
 
 /// The calls of one episode: a queue served by a task of the episode's own, which owns the
-/// instance and stops (dropping it) when the episode is dropped.
+/// instance and its journal, and stops (dropping them) when the episode is dropped.
 pub(crate) struct Runner {
     environment: Arc<Environment>,
-    jobs: mpsc::Sender<Box<dyn Job>>,
+    seed: Seed,
+    jobs: mpsc::Sender<Job>,
 }
 
 impl Runner {
-    /// Starts, on `threads`, the task that serves `live`, an instance of `environment`
-    /// labelled `label` in the log.
-    pub(crate) fn new(
-        environment: Arc<Environment>,
-        label: String,
-        live: Live,
-        threads: &GuestThreads,
-    ) -> Self {
+    /// Starts, on `threads`, the task that serves `live`, made by `maker`, at the end of
+    /// `journal`.
+    pub(crate) fn new(maker: Maker, live: Live, journal: Journal, threads: &GuestThreads) -> Self {
+        let environment = maker.environment.clone();
+        let seed = maker.seed;
         let (jobs, queue) = mpsc::channel(environment.limits().max_queued_calls.max(1));
-        threads.spawn(serve(environment.clone(), label, live, queue));
-        Self { environment, jobs }
+        threads.spawn(serve(maker, live, journal, queue));
+        Self {
+            environment,
+            seed,
+            jobs,
+        }
     }
 
     /// The environment the episode is an instance of.
@@ -132,70 +162,152 @@ impl Runner {
         &self.environment
     }
 
-    /// Queues `call` (with `context` for the `context` import and a fresh CPU deadline) and
-    /// waits for its answer, at most the call timeout; refuses it when the queue is full.
-    pub(crate) async fn call<R, F>(
+    /// The episode's seed.
+    pub(crate) fn seed(&self) -> Seed {
+        self.seed
+    }
+
+    /// Queues `op` (with `context` for the `context` import) and waits for its answer, at most
+    /// the call timeout; refuses it when the queue is full.
+    pub(crate) async fn call(
         &self,
+        op: Op,
         context: Option<CallContext>,
-        call: F,
-    ) -> Result<R, CallError>
-    where
-        R: Send + 'static,
-        F: for<'a> FnOnce(&'a Guest, &'a mut Store<EpisodeState>) -> GuestCall<'a, R>
-            + Send
-            + 'static,
-    {
-        let limits = self.environment.limits();
+    ) -> Result<Answer, CallError> {
         let (reply, answer) = oneshot::channel();
-        let job = Box::new(Pending {
-            context,
-            call,
-            reply,
-        });
-        match self.jobs.try_send(job) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                return Err(CallError::Busy {
-                    queued: self.jobs.max_capacity(),
-                });
-            }
-            Err(TrySendError::Closed(_)) => return Err(CallError::Stopped),
-        }
-        match tokio::time::timeout(limits.call_timeout, answer).await {
+        self.send(Job::Call { op, context, reply })?;
+        let timeout = self.environment.limits().call_timeout;
+        match tokio::time::timeout(timeout, answer).await {
             Ok(answer) => answer.unwrap_or(Err(CallError::Stopped)),
-            Err(_) => Err(CallError::Timeout(limits.call_timeout)),
+            Err(_) => Err(CallError::Timeout(timeout)),
+        }
+    }
+
+    /// The journal as of every call queued before this one.
+    pub(crate) async fn journal(&self) -> Result<Journal, CallError> {
+        let (reply, journal) = oneshot::channel();
+        self.send(Job::Journal { reply })?;
+        journal.await.map_err(|_| CallError::Stopped)
+    }
+
+    fn send(&self, job: Job) -> Result<(), CallError> {
+        self.jobs.try_send(job).map_err(|e| match e {
+            TrySendError::Full(_) => CallError::Busy {
+                queued: self.jobs.max_capacity(),
+            },
+            TrySendError::Closed(_) => CallError::Stopped,
+        })
+    }
+}
+
+/// The instance (none after a rebuild failed) and the journal that brought it where it is.
+struct Episode {
+    maker: Maker,
+    live: Option<Live>,
+    journal: Journal,
+}
+
+/// Serves queued jobs back to back until the episode is dropped.
+async fn serve(maker: Maker, live: Live, journal: Journal, mut queue: mpsc::Receiver<Job>) {
+    let mut episode = Episode {
+        maker,
+        live: Some(live),
+        journal,
+    };
+    while let Some(job) = queue.recv().await {
+        match job {
+            Job::Journal { reply } => drop(reply.send(episode.journal.clone())),
+            Job::Call { op, context, reply } => {
+                let answer = if matches!(op, Op::Reset) {
+                    episode.reset(op).await
+                } else {
+                    episode.call(op, context).await
+                };
+                drop(reply.send(answer));
+            }
         }
     }
 }
 
-/// Runs queued calls back to back until the episode is dropped; after a fault, the next call
-/// runs on a fresh instance.
-async fn serve(
-    environment: Arc<Environment>,
-    label: String,
-    live: Live,
-    mut queue: mpsc::Receiver<Box<dyn Job>>,
-) {
-    let limits = *environment.limits();
-    let mut live = Some(live);
-    while let Some(job) = queue.recv().await {
-        let instance = match &mut live {
-            Some(instance) => instance,
-            empty => {
-                tracing::info!(episode = %label, "starting a fresh instance");
-                // Boxed: the instantiation future is large and rarely needed.
-                match Box::pin(environment.instantiate(&label)).await {
-                    Ok(instance) => empty.insert(instance),
-                    Err(e) => {
-                        job.fail(CallError::Instantiate(format!("{e:#}")));
-                        continue;
+impl Episode {
+    /// Runs `op` on the instance (rebuilding it first if an earlier rebuild failed) and
+    /// journals it; after a fault, rebuilds the instance from the journal.
+    async fn call(&mut self, op: Op, context: Option<CallContext>) -> Result<Answer, CallError> {
+        if self.live.is_none() {
+            self.live = Some(
+                self.maker
+                    .replay(&self.journal)
+                    .await
+                    .map_err(CallError::Replay)?,
+            );
+        }
+        let Some(live) = self.live.as_mut() else {
+            return Err(CallError::Stopped);
+        };
+        let (outcome, readings, _) = self.maker.run(live, &op, context.clone()).await;
+        match outcome {
+            Ok(answer) => {
+                self.journal.entries.push(Arc::new(Entry {
+                    answer: journal::digest(&answer),
+                    op,
+                    context,
+                    readings,
+                }));
+                answer.map_err(|e| CallError::Guest(super::convert::coded_error(e)))
+            }
+            Err(error) => {
+                let fault = Fault::classify(&error, self.maker.environment.limits().cpu_deadline);
+                tracing::warn!(episode = %self.maker.label, %fault, "guest fault; rebuilding the instance from the journal");
+                self.live = None;
+                self.rebuild().await;
+                Err(CallError::Fault(fault))
+            }
+        }
+    }
+
+    /// `data/reset`: a fresh instance whose `reset` answers becomes the episode, with a journal
+    /// of that one call; otherwise the episode is rebuilt as it was.
+    async fn reset(&mut self, op: Op) -> Result<Answer, CallError> {
+        self.live = None;
+        let outcome = match self.maker.start().await {
+            Ok((mut fresh, start)) => {
+                let (outcome, readings, _) = self.maker.run(&mut fresh, &op, None).await;
+                match outcome {
+                    Ok(Ok(answer)) => {
+                        let entry = Entry {
+                            answer: journal::digest(&Ok(Answer::Done)),
+                            op,
+                            context: None,
+                            readings,
+                        };
+                        self.journal = Journal {
+                            start,
+                            entries: vec![Arc::new(entry)],
+                        };
+                        self.live = Some(fresh);
+                        return Ok(answer);
                     }
+                    Ok(Err(e)) => Err(CallError::Guest(super::convert::coded_error(e))),
+                    Err(error) => Err(CallError::Fault(Fault::classify(
+                        &error,
+                        self.maker.environment.limits().cpu_deadline,
+                    ))),
                 }
             }
+            Err(e) => Err(e),
         };
-        if let Some(fault) = job.run(instance, &limits, environment.running()).await {
-            tracing::warn!(episode = %label, %fault, "guest fault; discarding the instance");
-            live = None;
+        self.rebuild().await;
+        outcome
+    }
+
+    /// Replays the journal into a fresh instance; on failure the episode has none (the next
+    /// call tries again, and answers the error if it fails again).
+    async fn rebuild(&mut self) {
+        match self.maker.replay(&self.journal).await {
+            Ok(live) => self.live = Some(live),
+            Err(e) => {
+                tracing::error!(episode = %self.maker.label, error = %e, "cannot rebuild the episode from its journal")
+            }
         }
     }
 }

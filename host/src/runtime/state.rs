@@ -7,6 +7,8 @@ use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use super::determinism::{self, Seed, Tape};
+
 use super::bindings::agentenv::environment::{context, log, types};
 use super::engine::Limits;
 use super::episode::CallContext;
@@ -111,10 +113,11 @@ pub struct EpisodeState {
 }
 
 impl EpisodeState {
-    /// A state with no WASI grants: no filesystem, network, environment variables or stdio.
-    pub fn new(label: String, limits: &Limits) -> Self {
+    /// A state with no WASI grants (no filesystem, network, environment variables or stdio),
+    /// WASI random from `seed` and clocks through `tape`.
+    pub fn new(label: String, limits: &Limits, seed: Seed, tape: &Tape) -> Self {
         Self {
-            wasi: WasiCtx::builder().build(),
+            wasi: determinism::wasi_ctx(seed, tape),
             table: ResourceTable::new(),
             memory: MemoryCap {
                 cap: limits.memory_bytes,

@@ -19,7 +19,6 @@ use std::task::{Context, Poll};
 use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 
-
 /// Where episodes' calls run.
 pub struct GuestThreads {
     runtime: Option<tokio::runtime::Runtime>,

@@ -9,6 +9,7 @@ mod episodes;
 mod extensions;
 mod mcp;
 mod reply;
+mod snapshots;
 mod state;
 mod tool_access;
 
@@ -79,8 +80,8 @@ async fn ready(_: Current) -> Response {
 }
 
 /// The routes of one episode, wherever it is mounted: `GET /.well-known/agent-env.json`,
-/// `POST /agentenv`, `/mcp`, `GET /ready`, `POST /tools/{disable,enable}`, and (as the
-/// fallback) every extension route.
+/// `POST /agentenv`, `/mcp`, `GET /ready`, `POST /tools/{disable,enable}`,
+/// `POST /snapshot`, `POST /fork`, and (as the fallback) every extension route.
 fn episode_routes() -> Router<AppState> {
     Router::new()
         .route(WELL_KNOWN_PATH, get(card))
@@ -90,6 +91,8 @@ fn episode_routes() -> Router<AppState> {
         .route("/mcp/", any(mcp_slash))
         .route("/tools/disable", post(tool_access::disable))
         .route("/tools/enable", post(tool_access::enable))
+        .route("/snapshot", post(snapshots::take))
+        .route("/fork", post(snapshots::fork))
         .fallback(extensions::dispatch)
 }
 
@@ -100,6 +103,12 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     Router::new()
         .route("/episodes", post(episodes::create).get(episodes::list))
         .route("/metrics", get(episodes::metrics))
+        .route("/snapshots", get(snapshots::list).post(snapshots::upload))
+        .route(
+            "/snapshots/{id}",
+            get(snapshots::download).delete(snapshots::delete),
+        )
+        .route("/snapshots/{id}/episodes", post(snapshots::restore))
         .nest("/episodes/{id}", episode)
         .merge(episode_routes())
         .layer(middleware::map_response(method_not_allowed_body))

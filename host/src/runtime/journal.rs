@@ -1,0 +1,279 @@
+//! An episode's journal: every call into its guest since it started (or since its last
+//! `data/reset`, which starts it on a fresh instance), with what the call needs to run again
+//! exactly (inputs, caller context, clock readings) and a digest of what it answered, so that a
+//! replay can check it gets the same answers.
+
+use std::sync::Arc;
+
+use sha2::{Digest as _, Sha256};
+use wasmtime::Store;
+
+use super::bindings::ToolResult;
+use super::bindings::agentenv::environment::types as wit;
+use super::bindings::exports::agentenv::environment::env::{ContentBlock, Guest};
+use super::determinism::Reading;
+use super::episode::CallContext;
+use super::state::EpisodeState;
+
+/// One call into the guest's `env` interface, with its inputs: what a journal entry replays.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// `reset`.
+    Reset,
+    /// `add-data` with parts whose files the host already resolved to bytes.
+    AddData(Vec<wit::Part>),
+    /// `get-data`. Journaled like the others: a guest may change state it keeps for itself on a
+    /// read (Rust's `HashMap` draws new keys each time one is made), and replay must be exact.
+    GetData,
+    /// `call-tool` of the declared name with JSON arguments.
+    CallTool {
+        /// The tool's declared name.
+        name: String,
+        /// A JSON object, as text.
+        arguments: String,
+    },
+    /// `call-extension`.
+    CallExtension {
+        /// The extension's URI.
+        uri: String,
+        /// The method.
+        op: String,
+        /// A JSON object, as text.
+        request: String,
+    },
+}
+
+/// What the guest answered an [`Op`].
+#[derive(Debug)]
+pub enum Answer {
+    /// `reset` and `add-data`.
+    Done,
+    /// `get-data`.
+    Parts(Vec<wit::Part>),
+    /// `call-tool`.
+    Tool(ToolResult),
+    /// `call-extension`: JSON text.
+    Json(String),
+}
+
+/// A guest's answer to an op: the outer error is a fault, the inner one its coded error.
+pub type Outcome = wasmtime::Result<Result<Answer, wit::EnvError>>;
+
+impl Op {
+    /// Runs the op on the instance in `store`.
+    pub(crate) async fn run(&self, guest: &Guest, store: &mut Store<EpisodeState>) -> Outcome {
+        Ok(match self {
+            Self::Reset => guest.call_reset(store).await?.map(|()| Answer::Done),
+            Self::AddData(parts) => guest
+                .call_add_data(store, parts)
+                .await?
+                .map(|()| Answer::Done),
+            Self::GetData => guest.call_get_data(store).await?.map(Answer::Parts),
+            Self::CallTool { name, arguments } => guest
+                .call_call_tool(store, name, arguments)
+                .await?
+                .map(Answer::Tool),
+            Self::CallExtension { uri, op, request } => guest
+                .call_call_extension(store, uri, op, request)
+                .await?
+                .map(Answer::Json),
+        })
+    }
+
+    /// A short description for errors: `call_tool slack_send_message`, `data/add`, ....
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Reset => "data/reset".into(),
+            Self::AddData(_) => "data/add".into(),
+            Self::GetData => "data/get".into(),
+            Self::CallTool { name, .. } => format!("tool call {name}"),
+            Self::CallExtension { uri, op, .. } => format!("extension call {uri} {op}"),
+        }
+    }
+}
+
+/// SHA-256 of a guest's answer in envhost's canonical encoding: strings and byte lists as a
+/// little-endian `u64` length then the bytes, options as `0` or `1` then the value, booleans and
+/// tags as one byte, `u16` little-endian; an `Ok` answer is tag `0` then its value, an
+/// `env-error` tag `1` then its fields in WIT order.
+pub type AnswerDigest = [u8; 32];
+
+/// One journaled call.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The call.
+    pub op: Op,
+    /// What the `context` import answered during it.
+    pub context: Option<CallContext>,
+    /// The clock readings the guest made during it, in order.
+    pub readings: Vec<Reading>,
+    /// The digest of its answer.
+    pub answer: AnswerDigest,
+}
+
+/// The calls since an instance started, and the clock readings it made while starting.
+#[derive(Clone, Debug, Default)]
+pub struct Journal {
+    /// Readings made while instantiating.
+    pub start: Vec<Reading>,
+    /// The calls, oldest first.
+    pub entries: Vec<Arc<Entry>>,
+}
+
+/// The digest of `answer` (see [`AnswerDigest`]).
+pub fn digest(answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
+    let mut out = Canonical(Sha256::new());
+    match answer {
+        Ok(answer) => {
+            out.tag(0);
+            match answer {
+                Answer::Done => out.tag(0),
+                Answer::Parts(parts) => {
+                    out.tag(1);
+                    out.len(parts.len());
+                    parts.iter().for_each(|p| out.part(p));
+                }
+                Answer::Tool(result) => {
+                    out.tag(2);
+                    out.tool_result(result);
+                }
+                Answer::Json(json) => {
+                    out.tag(3);
+                    out.str(json);
+                }
+            }
+        }
+        Err(error) => {
+            out.tag(1);
+            out.str(&error.code);
+            out.str(&error.message);
+            out.tag(u8::from(error.retryable));
+            out.tag(error.applied as u8);
+            out.opt(error.hint.as_deref());
+            out.0.update(error.status.to_le_bytes());
+        }
+    }
+    out.0.finalize().into()
+}
+
+struct Canonical(Sha256);
+
+impl Canonical {
+    fn tag(&mut self, tag: u8) {
+        self.0.update([tag]);
+    }
+
+    fn len(&mut self, len: usize) {
+        self.0.update((len as u64).to_le_bytes());
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.len(bytes.len());
+        self.0.update(bytes);
+    }
+
+    fn str(&mut self, text: &str) {
+        self.bytes(text.as_bytes());
+    }
+
+    fn opt(&mut self, text: Option<&str>) {
+        match text {
+            None => self.tag(0),
+            Some(text) => {
+                self.tag(1);
+                self.str(text);
+            }
+        }
+    }
+
+    fn part(&mut self, part: &wit::Part) {
+        match part {
+            wit::Part::Text(p) => {
+                self.tag(0);
+                self.str(&p.text);
+                self.opt(p.metadata.as_deref());
+            }
+            wit::Part::Data(p) => {
+                self.tag(1);
+                self.str(&p.data);
+                self.opt(p.metadata.as_deref());
+            }
+            wit::Part::File(p) => {
+                self.tag(2);
+                match &p.file {
+                    wit::FileContent::Bytes(bytes) => {
+                        self.tag(0);
+                        self.bytes(bytes);
+                    }
+                    wit::FileContent::Uri(uri) => {
+                        self.tag(1);
+                        self.str(uri);
+                    }
+                }
+                self.opt(p.mime_type.as_deref());
+                self.opt(p.name.as_deref());
+                self.opt(p.metadata.as_deref());
+            }
+        }
+    }
+
+    fn tool_result(&mut self, result: &ToolResult) {
+        self.len(result.content.len());
+        for block in &result.content {
+            match block {
+                ContentBlock::Text(text) => {
+                    self.tag(0);
+                    self.str(text);
+                }
+                ContentBlock::Image(image) => {
+                    self.tag(1);
+                    self.bytes(&image.data);
+                    self.str(&image.mime_type);
+                }
+            }
+        }
+        self.opt(result.structured_content.as_deref());
+        self.tag(u8::from(result.is_error));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(message: &str) -> wit::EnvError {
+        wit::EnvError {
+            code: "x".into(),
+            message: message.into(),
+            retryable: false,
+            applied: wit::Applied::No,
+            hint: None,
+            status: 400,
+        }
+    }
+
+    #[test]
+    fn digests_tell_answers_apart() {
+        let text = |t: &str| {
+            Ok(Answer::Tool(ToolResult {
+                content: vec![ContentBlock::Text(t.into())],
+                structured_content: None,
+                is_error: false,
+            }))
+        };
+        assert_eq!(digest(&text("a")), digest(&text("a")));
+        assert_ne!(digest(&text("a")), digest(&text("b")));
+        assert_ne!(
+            digest(&Ok(Answer::Json("{}".into()))),
+            digest(&Ok(Answer::Done))
+        );
+        assert_ne!(digest(&Err(error("a"))), digest(&Err(error("b"))));
+        assert_ne!(
+            digest(&Ok(Answer::Parts(vec![]))),
+            digest(&Ok(Answer::Parts(vec![wit::Part::Text(wit::TextPart {
+                text: String::new(),
+                metadata: None,
+            })])))
+        );
+    }
+}
