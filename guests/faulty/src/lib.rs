@@ -1,7 +1,8 @@
 //! A test environment that misbehaves on request, to prove that a guest's fault fails its own
 //! call only: `trap` hits `unreachable`, `spin` never returns, `grow` allocates until memory runs
 //! out. `fill` and `scan` write and look for a pattern across linear memory, to prove that a new
-//! instance never sees an old one's bytes. `echo`, `slow` and the data plane behave, so a test can see the episode serve again afterwards;
+//! instance never sees an old one's bytes. `observe` answers what the guest sees of random and
+//! the clocks, to prove replays exact. `echo`, `slow` and the data plane behave, so a test can see the episode serve again afterwards;
 //! `data/add` of `{"fault": "trap" | "spin" | "grow"}` misbehaves the same way.
 
 use envhost_sdk::{EnvError, Part, environment};
@@ -82,6 +83,25 @@ impl Faulty {
     fn echo(&mut self, #[arg(description = "The text to send back.")] text: String) -> String {
         self.calls += 1;
         format!("{text} ({} calls)", self.calls)
+    }
+
+    /// What the guest observes of the world: a hash keyed by WASI random (a new `RandomState`
+    /// each call), the wall clock and the monotonic clock, in nanoseconds.
+    #[tool]
+    fn observe(&mut self) -> serde_json::Value {
+        use std::hash::BuildHasher;
+        self.calls += 1;
+        let keyed = std::collections::hash_map::RandomState::new().hash_one(self.calls);
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let started = std::time::Instant::now();
+        json!({
+            "random": keyed.to_string(),
+            "wall_ns": wall.to_string(),
+            "monotonic_ns": started.elapsed().as_nanos().to_string(),
+            "calls": self.calls,
+        })
     }
 
     /// Works (busily) for `ms` milliseconds, then counts the call.
