@@ -149,8 +149,8 @@ async fn instantiate(
 ) -> wasmtime::Result<Live> {
     let mut store = Store::new(engine, EpisodeState::new(label.into(), limits, seed, tape));
     store.limiter(EpisodeState::limiter);
-    store.epoch_deadline_callback(|ctx| {
-        if ctx.data().past_deadline() {
+    store.epoch_deadline_callback(|mut ctx| {
+        if ctx.data_mut().past_deadline() {
             return Ok(UpdateDeadline::Interrupt);
         }
         super::threads::mark_computing();

@@ -3,8 +3,6 @@
 //! exactly (inputs, caller context, clock readings) and a digest of what it answered, so that a
 //! replay can check it gets the same answers.
 
-use std::sync::Arc;
-
 use sha2::{Digest as _, Sha256};
 use wasmtime::Store;
 
@@ -80,6 +78,15 @@ impl Op {
         })
     }
 
+    /// The JSON arguments of a tool call or the request of an extension call.
+    fn arguments(&self) -> Option<&str> {
+        match self {
+            Self::CallTool { arguments, .. } => Some(arguments),
+            Self::CallExtension { request, .. } => Some(request),
+            _ => None,
+        }
+    }
+
     /// A short description for errors: `call_tool slack_send_message`, `data/add`, ....
     pub fn describe(&self) -> String {
         match self {
@@ -103,12 +110,46 @@ pub type AnswerDigest = [u8; 32];
 pub struct Entry {
     /// The call.
     pub op: Op,
-    /// What the `context` import answered during it.
-    pub context: Option<CallContext>,
+    /// What the `context` import answered during it, its `arguments` left empty when they are
+    /// the op's (a journal keeps a call's arguments once).
+    context: Option<CallContext>,
     /// The clock readings the guest made during it, in order.
     pub readings: Vec<Reading>,
     /// The digest of its answer.
     pub answer: AnswerDigest,
+}
+
+impl Entry {
+    /// The entry of `op`, run with `context`, having made `readings` and answered `answer`.
+    pub fn new(
+        op: Op,
+        mut context: Option<CallContext>,
+        readings: Vec<Reading>,
+        answer: AnswerDigest,
+    ) -> Self {
+        if let (Some(context), Some(arguments)) = (context.as_mut(), op.arguments())
+            && context.arguments == arguments
+        {
+            context.arguments = String::new();
+        }
+        Self {
+            op,
+            context,
+            readings,
+            answer,
+        }
+    }
+
+    /// What the `context` import answered during the call.
+    pub fn context(&self) -> Option<CallContext> {
+        let mut context = self.context.clone()?;
+        if context.arguments.is_empty()
+            && let Some(arguments) = self.op.arguments()
+        {
+            context.arguments = arguments.to_owned();
+        }
+        Some(context)
+    }
 }
 
 /// The calls since an instance started, and the clock readings it made while starting.
@@ -117,7 +158,7 @@ pub struct Journal {
     /// Readings made while instantiating.
     pub start: Vec<Reading>,
     /// The calls, oldest first.
-    pub entries: Vec<Arc<Entry>>,
+    pub entries: Vec<Entry>,
 }
 
 /// The digest of `answer` (see [`AnswerDigest`]).

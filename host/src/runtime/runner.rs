@@ -32,7 +32,7 @@ enum Job {
         context: Option<CallContext>,
         reply: oneshot::Sender<Result<Answer, CallError>>,
     },
-    /// Answer a copy of the journal (cheap: entries are shared).
+    /// Answer a copy of the journal.
     Journal { reply: oneshot::Sender<Journal> },
 }
 
@@ -51,6 +51,17 @@ impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// What running one op gave.
+struct Ran {
+    outcome: Outcome,
+    /// The caller context, back from the store.
+    context: Option<CallContext>,
+    /// The clock readings made meanwhile.
+    readings: Vec<super::determinism::Reading>,
+    /// Whether they departed from the tape's playback.
+    clocks_differ: bool,
 }
 
 /// What makes an episode's instances: its environment, its seed and its clock tape.
@@ -77,22 +88,22 @@ impl Maker {
 
     /// Runs `op` on `live` with `context` for the `context` import and a fresh CPU deadline:
     /// the outcome and the clock readings made meanwhile, with whether they departed from the
-    /// tape's playback.
-    async fn run(
-        &self,
-        live: &mut Live,
-        op: &Op,
-        context: Option<CallContext>,
-    ) -> (Outcome, Vec<super::determinism::Reading>, bool) {
+    /// tape's playback, and the context back.
+    async fn run(&self, live: &mut Live, op: &Op, context: Option<CallContext>) -> Ran {
         live.store.data_mut().call = context;
         super::state::EpisodeState::arm_deadline(&mut live.store, self.environment.limits());
         let guest = live.world.agentenv_environment_env();
         let counted = Running::start(self.environment.running());
         let outcome = op.run(guest, &mut live.store).await;
         drop(counted);
-        live.store.data_mut().call = None;
-        let (readings, diverged) = self.tape.take();
-        (outcome, readings, diverged)
+        let context = live.store.data_mut().call.take();
+        let (readings, clocks_differ) = self.tape.take();
+        Ran {
+            outcome,
+            context,
+            readings,
+            clocks_differ,
+        }
     }
 
     /// A fresh instance brought to the end of `journal` by replaying it, each call checked
@@ -109,8 +120,11 @@ impl Maker {
         }
         for (index, entry) in journal.entries.iter().enumerate() {
             self.tape.play(&entry.readings);
-            let (outcome, _, clocks_differ) =
-                self.run(&mut live, &entry.op, entry.context.clone()).await;
+            let Ran {
+                outcome,
+                clocks_differ,
+                ..
+            } = self.run(&mut live, &entry.op, entry.context()).await;
             let diverged = |what: String| ReplayError::Diverged {
                 index,
                 op: entry.op.describe(),
@@ -244,15 +258,18 @@ impl Episode {
         let Some(live) = self.live.as_mut() else {
             return Err(CallError::Stopped);
         };
-        let (outcome, readings, _) = self.maker.run(live, &op, context.clone()).await;
+        let Ran {
+            outcome,
+            context,
+            readings,
+            ..
+        } = self.maker.run(live, &op, context).await;
         match outcome {
             Ok(answer) => {
-                self.journal.entries.push(Arc::new(Entry {
-                    answer: journal::digest(&answer),
-                    op,
-                    context,
-                    readings,
-                }));
+                let digest = journal::digest(&answer);
+                self.journal
+                    .entries
+                    .push(Entry::new(op, context, readings, digest));
                 answer.map_err(|e| CallError::Guest(super::convert::coded_error(e)))
             }
             Err(error) => {
@@ -271,18 +288,15 @@ impl Episode {
         self.live = None;
         let outcome = match self.maker.start().await {
             Ok((mut fresh, start)) => {
-                let (outcome, readings, _) = self.maker.run(&mut fresh, &op, None).await;
+                let Ran {
+                    outcome, readings, ..
+                } = self.maker.run(&mut fresh, &op, None).await;
                 match outcome {
                     Ok(Ok(answer)) => {
-                        let entry = Entry {
-                            answer: journal::digest(&Ok(Answer::Done)),
-                            op,
-                            context: None,
-                            readings,
-                        };
+                        let digest = journal::digest(&Ok(Answer::Done));
                         self.journal = Journal {
                             start,
-                            entries: vec![Arc::new(entry)],
+                            entries: vec![Entry::new(op, None, readings, digest)],
                         };
                         self.live = Some(fresh);
                         return Ok(answer);

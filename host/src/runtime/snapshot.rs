@@ -4,7 +4,6 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 use super::bindings::agentenv::environment::types as wit;
 use super::determinism::{Reading, Seed};
@@ -65,7 +64,7 @@ impl Snapshot {
             seed: self.seed.to_hex(),
             tool_access: self.tool_access.clone(),
             start: self.journal.start.clone(),
-            journal: self.journal.entries.iter().map(|e| entry_file(e)).collect(),
+            journal: self.journal.entries.iter().map(entry_file).collect(),
         };
         serde_json::to_vec(&file).unwrap_or_default()
     }
@@ -92,9 +91,7 @@ impl Snapshot {
             .into_iter()
             .enumerate()
             .map(|(i, e)| {
-                entry(e)
-                    .map(Arc::new)
-                    .map_err(|m| SnapshotFileError::Shape(format!("journal[{i}]: {m}")))
+                entry(e).map_err(|m| SnapshotFileError::Shape(format!("journal[{i}]: {m}")))
             })
             .collect::<Result<_, _>>()?;
         Ok(Self {
@@ -221,12 +218,12 @@ fn entry_file(entry: &Entry) -> EntryFile {
     };
     EntryFile {
         op,
-        context: entry.context.as_ref().map(|c| ContextFile {
-            role: c.caller.role.clone(),
-            session: c.caller.session.clone(),
-            tool: c.tool.clone(),
-            arguments: c.arguments.clone(),
-            call_id: c.call_id.clone(),
+        context: entry.context().map(|c| ContextFile {
+            role: c.caller.role,
+            session: c.caller.session,
+            tool: c.tool,
+            arguments: c.arguments,
+            call_id: c.call_id,
         }),
         readings: entry.readings.clone(),
         answer: hex(&entry.answer),
@@ -252,20 +249,16 @@ fn entry(file: EntryFile) -> Result<Entry, String> {
         },
     };
     let answer = unhex(&file.answer).ok_or("answer: expected 64 hex digits")?;
-    Ok(Entry {
-        op,
-        context: file.context.map(|c| CallContext {
-            caller: Caller {
-                role: c.role,
-                session: c.session,
-            },
-            tool: c.tool,
-            arguments: c.arguments,
-            call_id: c.call_id,
-        }),
-        readings: file.readings,
-        answer,
-    })
+    let context = file.context.map(|c| CallContext {
+        caller: Caller {
+            role: c.role,
+            session: c.session,
+        },
+        tool: c.tool,
+        arguments: c.arguments,
+        call_id: c.call_id,
+    });
+    Ok(Entry::new(op, context, file.readings, answer))
 }
 
 fn part_file(part: &wit::Part) -> PartFile {
@@ -339,8 +332,8 @@ mod tests {
     #[test]
     fn a_snapshot_round_trips_through_its_file() {
         let entries = vec![
-            Entry {
-                op: Op::AddData(vec![
+            Entry::new(
+                Op::AddData(vec![
                     wit::Part::Data(wit::DataPart {
                         data: r#"{"a":1}"#.into(),
                         metadata: None,
@@ -352,16 +345,16 @@ mod tests {
                         metadata: Some("{}".into()),
                     }),
                 ]),
-                context: None,
-                readings: vec![Reading::Monotonic(5)],
-                answer: [7; 32],
-            },
-            Entry {
-                op: Op::CallTool {
+                None,
+                vec![Reading::Monotonic(5)],
+                [7; 32],
+            ),
+            Entry::new(
+                Op::CallTool {
                     name: "send".into(),
                     arguments: "{}".into(),
                 },
-                context: Some(CallContext::new(
+                Some(CallContext::new(
                     Caller {
                         role: Some("alice".into()),
                         session: None,
@@ -369,9 +362,9 @@ mod tests {
                     "slack_send".into(),
                     "{}".into(),
                 )),
-                readings: vec![Reading::Wall(1_700_000_000_000_000_000)],
-                answer: [9; 32],
-            },
+                vec![Reading::Wall(1_700_000_000_000_000_000)],
+                [9; 32],
+            ),
         ];
         let snapshot = Snapshot {
             environment: "slack".into(),
@@ -380,13 +373,15 @@ mod tests {
             tool_access: Rules::default(),
             journal: Journal {
                 start: vec![Reading::Wall(1)],
-                entries: entries.into_iter().map(Arc::new).collect(),
+                entries,
             },
         };
         let file = snapshot.to_file();
         let back = Snapshot::from_file(&file).unwrap();
         assert_eq!(back.to_file(), file);
         assert_eq!(back.seed, snapshot.seed);
+        let context = back.journal.entries[1].context().unwrap();
+        assert_eq!(context.arguments, "{}", "arguments kept once come back");
     }
 
     #[test]

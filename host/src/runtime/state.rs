@@ -1,7 +1,7 @@
 //! What a store holds for its episode: WASI with nothing granted, the memory cap, the call being
 //! served (for the `context` import), and the `log` import's rate limit.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
@@ -108,8 +108,10 @@ pub struct EpisodeState {
     label: String,
     /// The call being served, when it is a tool or extension call.
     pub(crate) call: Option<CallContext>,
-    /// When the current call's CPU deadline passes (`None`: never).
-    pub(crate) deadline: Option<Instant>,
+    /// The current call's CPU deadline.
+    cpu_deadline: Duration,
+    /// When it passes (`None` until the call's first epoch tick).
+    deadline: Option<Instant>,
 }
 
 impl EpisodeState {
@@ -126,23 +128,33 @@ impl EpisodeState {
             log: LogBudget::new(),
             label,
             call: None,
+            cpu_deadline: limits.cpu_deadline,
             deadline: None,
         }
     }
 
-    /// Arms a call's CPU deadline in `store`, `limits.cpu_deadline` from now: the first epoch
-    /// callback comes only after a whole tick of guest execution (so a call shorter than a tick
-    /// never stops to yield, and never waits behind another task for it), then one comes every
-    /// tick, and the first after the deadline interrupts the guest.
+    /// Arms a call's CPU deadline in `store`: the first epoch callback comes only after a whole
+    /// tick of guest execution (so a call shorter than a tick never stops to yield, never waits
+    /// behind another task for it, and never reads the clock for its deadline); that callback
+    /// sets the deadline `limits.cpu_deadline` after the call's start (one tick before it, the
+    /// closest it can know), then one comes every tick, and the first after the deadline
+    /// interrupts the guest.
     pub(crate) fn arm_deadline(store: &mut wasmtime::Store<Self>, limits: &Limits) {
-        store.data_mut().deadline = Instant::now().checked_add(limits.cpu_deadline);
+        let state = store.data_mut();
+        state.cpu_deadline = limits.cpu_deadline;
+        state.deadline = None;
         store.set_epoch_deadline(2);
     }
 
-    /// Whether the current call has run past its CPU deadline.
-    pub(crate) fn past_deadline(&self) -> bool {
-        self.deadline
-            .is_some_and(|deadline| Instant::now() >= deadline)
+    /// Whether the current call has run past its CPU deadline (set on the first tick).
+    pub(crate) fn past_deadline(&mut self) -> bool {
+        let now = Instant::now();
+        let deadline = *self.deadline.get_or_insert_with(|| {
+            (now - super::engine::EPOCH_TICK)
+                .checked_add(self.cpu_deadline)
+                .unwrap_or(now + Duration::from_secs(365 * 24 * 3600))
+        });
+        now >= deadline
     }
 
     /// The store's resource limiter.

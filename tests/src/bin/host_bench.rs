@@ -8,6 +8,10 @@
 //! host_bench calls [--seconds 5] [--episodes 1]
 //!     calls a trivial tool (counter_counts) in a closed loop on a current_thread runtime (one
 //!     core), round-robin over that many counter episodes, and prints calls/s and latency.
+//! host_bench fork [--calls 1000] [--forks 100]
+//!     makes that many slack_send_message calls on a seeded slack episode, then forks it that
+//!     many times (snapshot + restore by replay, each fork dropped after), and prints the fork
+//!     latency percentiles and the snapshot file's size.
 //! ```
 
 use std::time::{Duration, Instant};
@@ -45,6 +49,15 @@ enum Bench {
         /// Episodes the calls go round.
         #[arg(long, default_value_t = 1)]
         episodes: usize,
+    },
+    /// Forks by replay of an episode after many tool calls.
+    Fork {
+        /// Tool calls made before forking.
+        #[arg(long, default_value_t = 1_000)]
+        calls: usize,
+        /// Forks measured.
+        #[arg(long, default_value_t = 100)]
+        forks: usize,
     },
 }
 
@@ -180,6 +193,64 @@ async fn calls(seconds: f64, episodes: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn fork(calls: usize, forks: usize) -> anyhow::Result<()> {
+    let mut config = HostConfig::new(vec![EnvironmentConfig::new("slack", guest("slack"))]);
+    config.max_episodes = 4;
+    let host = Host::new(config).await?;
+    let episode = host.create_episode("slack").await?;
+    let part: Part = serde_json::from_value(
+        json!({"kind": "data", "data": {"channels": [{"name": "general"}]}}),
+    )?;
+    episode.add_data(vec![part]).await?;
+    let caller = Caller {
+        role: Some("alice".into()),
+        session: None,
+    };
+    for i in 0..calls {
+        let arguments = json!({"channel": "general", "text": format!("message {i}"), "to": "bob"});
+        let result = episode
+            .call_tool(
+                "slack_send_message",
+                arguments.as_object().cloned().unwrap_or_default(),
+                caller.clone(),
+            )
+            .await;
+        anyhow::ensure!(
+            result.is_error == Some(false),
+            "call {i} failed: {result:?}"
+        );
+    }
+    let mut latencies = Vec::with_capacity(forks);
+    let mut snapshot = String::new();
+    for _ in 0..forks {
+        let started = Instant::now();
+        let (id, forked) = host.fork(&episode).await?;
+        latencies.push(started.elapsed());
+        host.drop_episode(forked.id());
+        if !snapshot.is_empty() {
+            host.delete_snapshot(&snapshot);
+        }
+        snapshot = id;
+    }
+    let file = host
+        .snapshot_by_id(&snapshot)
+        .map(|s| s.to_file().len())
+        .unwrap_or_default();
+    latencies.sort();
+    println!(
+        "host_bench fork: slack after {calls} tool calls, {forks} forks by replay, one thread"
+    );
+    println!("| fork p50 | fork p99 | fork max | snapshot file |\n|---|---|---|---|");
+    println!(
+        "| {:.2} ms | {:.2} ms | {:.2} ms | {:.1} KiB |",
+        micros(percentile(&latencies, 0.50)) / 1e3,
+        micros(percentile(&latencies, 0.99)) / 1e3,
+        micros(latencies.last().copied().unwrap_or_default()) / 1e3,
+        file as f64 / 1024.0
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -189,6 +260,7 @@ fn main() -> anyhow::Result<()> {
         match cli.bench {
             Bench::Density { episodes, messages } => density(episodes, messages).await,
             Bench::Calls { seconds, episodes } => calls(seconds, episodes).await,
+            Bench::Fork { calls, forks } => fork(calls, forks).await,
         }
     })
 }
