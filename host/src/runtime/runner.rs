@@ -24,16 +24,20 @@ use super::error::{CallError, Fault, ReplayError};
 use super::journal::{self, Answer, Entry, Journal, Op, Outcome};
 use super::threads::GuestThreads;
 
-/// Something for the episode's task to do.
+/// Something for the episode's task to do. Calls are boxed: a queue slot stays two words, so
+/// the queues of thousands of episodes stay small in the cache.
 enum Job {
-    /// Run `op` and answer it.
-    Call {
-        op: Op,
-        context: Option<CallContext>,
-        reply: oneshot::Sender<Result<Answer, CallError>>,
-    },
+    /// Run the call and answer it.
+    Call(Box<Call>),
     /// Answer a copy of the journal.
     Journal { reply: oneshot::Sender<Journal> },
+}
+
+/// A queued call: the op, the caller context, and where the answer goes.
+struct Call {
+    op: Op,
+    context: Option<CallContext>,
+    reply: oneshot::Sender<Result<Answer, CallError>>,
 }
 
 /// Counts a call as running in a guest for as long as it lives (the epoch ticks fast while
@@ -189,7 +193,7 @@ impl Runner {
         context: Option<CallContext>,
     ) -> Result<Answer, CallError> {
         let (reply, answer) = oneshot::channel();
-        self.send(Job::Call { op, context, reply })?;
+        self.send(Job::Call(Box::new(Call { op, context, reply })))?;
         let timeout = self.environment.limits().call_timeout;
         match tokio::time::timeout(timeout, answer).await {
             Ok(answer) => answer.unwrap_or(Err(CallError::Stopped)),
@@ -231,7 +235,8 @@ async fn serve(maker: Maker, live: Live, journal: Journal, mut queue: mpsc::Rece
     while let Some(job) = queue.recv().await {
         match job {
             Job::Journal { reply } => drop(reply.send(episode.journal.clone())),
-            Job::Call { op, context, reply } => {
+            Job::Call(call) => {
+                let Call { op, context, reply } = *call;
                 let answer = if matches!(op, Op::Reset) {
                     episode.reset(op).await
                 } else {
