@@ -57,7 +57,7 @@ def test_echo_counts_its_calls(session):
 
 
 def test_the_faulty_tools_are_listed(session):
-    assert sorted(session.tool_names()) == ["echo", "fill", "grow", "scan", "slow", "spin", "trap"]
+    assert sorted(session.tool_names()) == ["echo", "fill", "grow", "observe", "scan", "slow", "spin", "trap"]
 
 
 @pytest.mark.parametrize("tool, code", FAULTS, ids=FAULT_IDS)

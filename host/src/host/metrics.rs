@@ -139,6 +139,10 @@ impl Metrics {
             registry: Registry::default(),
         };
         metrics.pool_capacity.set(f64::from(pool_capacity));
+        for kind in [FaultKind::Trap, FaultKind::Deadline, FaultKind::OutOfMemory] {
+            // Every kind shows from the start, at 0, so that rates and alerts have a series.
+            drop(metrics.faults.get_or_create(&FaultLabel { kind }));
+        }
         registry.register("episodes_live", "Episodes alive", metrics.live.clone());
         registry.register(
             "episodes_created",
