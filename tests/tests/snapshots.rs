@@ -153,7 +153,7 @@ async fn a_reset_starts_a_fresh_journal() {
     let id = host.snapshot(&episode).await.unwrap();
     let snapshot = host.snapshot_by_id(&id).unwrap();
     assert_eq!(
-        snapshot.journal.entries.len(),
+        snapshot.journal.len(),
         1,
         "the journal holds the reset alone"
     );

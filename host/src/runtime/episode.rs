@@ -66,10 +66,7 @@ impl Episode {
             tape: Tape::default(),
         };
         let (live, start) = maker.start().await?;
-        let journal = Journal {
-            start,
-            entries: Vec::new(),
-        };
+        let journal = Journal::new(start);
         Ok(Self {
             runner: Runner::new(maker, live, journal, threads),
         })

@@ -79,7 +79,7 @@ impl Op {
     }
 
     /// The JSON arguments of a tool call or the request of an extension call.
-    fn arguments(&self) -> Option<&str> {
+    pub(crate) fn arguments(&self) -> Option<&str> {
         match self {
             Self::CallTool { arguments, .. } => Some(arguments),
             Self::CallExtension { request, .. } => Some(request),
@@ -105,60 +105,68 @@ impl Op {
 /// `env-error` tag `1` then its fields in WIT order.
 pub type AnswerDigest = [u8; 32];
 
-/// One journaled call.
+/// One journaled call, as decoded from a [`Journal`].
 #[derive(Clone, Debug)]
 pub struct Entry {
     /// The call.
     pub op: Op,
-    /// What the `context` import answered during it, its `arguments` left empty when they are
-    /// the op's (a journal keeps a call's arguments once).
-    context: Option<CallContext>,
+    /// What the `context` import answered during it.
+    pub context: Option<CallContext>,
     /// The clock readings the guest made during it, in order.
     pub readings: Vec<Reading>,
     /// The digest of its answer.
     pub answer: AnswerDigest,
 }
 
-impl Entry {
-    /// The entry of `op`, run with `context`, having made `readings` and answered `answer`.
-    pub fn new(
-        op: Op,
-        mut context: Option<CallContext>,
-        readings: Vec<Reading>,
-        answer: AnswerDigest,
-    ) -> Self {
-        if let (Some(context), Some(arguments)) = (context.as_mut(), op.arguments())
-            && context.arguments == arguments
-        {
-            context.arguments = String::new();
-        }
-        Self {
-            op,
-            context,
-            readings,
-            answer,
-        }
-    }
-
-    /// What the `context` import answered during the call.
-    pub fn context(&self) -> Option<CallContext> {
-        let mut context = self.context.clone()?;
-        if context.arguments.is_empty()
-            && let Some(arguments) = self.op.arguments()
-        {
-            context.arguments = arguments.to_owned();
-        }
-        Some(context)
-    }
-}
-
-/// The calls since an instance started, and the clock readings it made while starting.
+/// The calls since an instance started, and the clock readings it made while starting. Entries
+/// are kept in one compact append-only buffer (`journal_codec`'s encoding, about 100 bytes for a
+/// small tool call, nothing allocated per entry) and decoded only to replay or export them.
 #[derive(Clone, Debug, Default)]
 pub struct Journal {
     /// Readings made while instantiating.
     pub start: Vec<Reading>,
-    /// The calls, oldest first.
-    pub entries: Vec<Entry>,
+    log: Vec<u8>,
+    len: usize,
+}
+
+impl Journal {
+    /// An empty journal of an instance that made `start` readings while starting.
+    pub fn new(start: Vec<Reading>) -> Self {
+        Self {
+            start,
+            log: Vec::new(),
+            len: 0,
+        }
+    }
+
+    /// Appends a call.
+    pub fn push(
+        &mut self,
+        op: &Op,
+        context: Option<&CallContext>,
+        readings: &[Reading],
+        answer: &AnswerDigest,
+    ) {
+        super::journal_codec::encode(&mut self.log, op, context, readings, answer);
+        self.len += 1;
+    }
+
+    /// The calls journaled.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no call is journaled.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The calls, oldest first, decoded; `Err` with the index of the first one that cannot be
+    /// decoded (a journal envhost wrote always decodes).
+    pub fn entries(&self) -> impl Iterator<Item = Result<Entry, usize>> + '_ {
+        let mut rest = self.log.as_slice();
+        (0..self.len).map(move |index| super::journal_codec::decode(&mut rest).ok_or(index))
+    }
 }
 
 /// The digest of `answer` (see [`AnswerDigest`]).

@@ -13,6 +13,7 @@ mod environment;
 mod episode;
 mod error;
 mod journal;
+mod journal_codec;
 mod runner;
 mod snapshot;
 mod state;

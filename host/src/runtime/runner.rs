@@ -21,7 +21,7 @@ use super::determinism::{Seed, Tape};
 use super::environment::{Environment, Live};
 use super::episode::CallContext;
 use super::error::{CallError, Fault, ReplayError};
-use super::journal::{self, Answer, Entry, Journal, Op, Outcome};
+use super::journal::{self, Answer, Journal, Op, Outcome};
 use super::threads::GuestThreads;
 
 /// Something for the episode's task to do. Calls are boxed: a queue slot stays two words, so
@@ -122,13 +122,18 @@ impl Maker {
         if self.tape.take().1 {
             return Err(ReplayError::Start);
         }
-        for (index, entry) in journal.entries.iter().enumerate() {
+        for (index, entry) in journal.entries().enumerate() {
+            let entry = entry.map_err(|index| ReplayError::Diverged {
+                index,
+                op: "?".into(),
+                what: "the journal cannot be decoded".into(),
+            })?;
             self.tape.play(&entry.readings);
             let Ran {
                 outcome,
                 clocks_differ,
                 ..
-            } = self.run(&mut live, &entry.op, entry.context()).await;
+            } = self.run(&mut live, &entry.op, entry.context.clone()).await;
             let diverged = |what: String| ReplayError::Diverged {
                 index,
                 op: entry.op.describe(),
@@ -272,9 +277,7 @@ impl Episode {
         match outcome {
             Ok(answer) => {
                 let digest = journal::digest(&answer);
-                self.journal
-                    .entries
-                    .push(Entry::new(op, context, readings, digest));
+                self.journal.push(&op, context.as_ref(), &readings, &digest);
                 answer.map_err(|e| CallError::Guest(super::convert::coded_error(e)))
             }
             Err(error) => {
@@ -299,10 +302,8 @@ impl Episode {
                 match outcome {
                     Ok(Ok(answer)) => {
                         let digest = journal::digest(&Ok(Answer::Done));
-                        self.journal = Journal {
-                            start,
-                            entries: vec![Entry::new(op, None, readings, digest)],
-                        };
+                        self.journal = Journal::new(start);
+                        self.journal.push(&op, None, &readings, &digest);
                         self.live = Some(fresh);
                         return Ok(answer);
                     }

@@ -64,7 +64,12 @@ impl Snapshot {
             seed: self.seed.to_hex(),
             tool_access: self.tool_access.clone(),
             start: self.journal.start.clone(),
-            journal: self.journal.entries.iter().map(entry_file).collect(),
+            journal: self
+                .journal
+                .entries()
+                .map_while(Result::ok)
+                .map(|e| entry_file(&e))
+                .collect(),
         };
         serde_json::to_vec(&file).unwrap_or_default()
     }
@@ -86,23 +91,17 @@ impl Snapshot {
             serde_json::from_slice(bytes).map_err(|e| SnapshotFileError::Shape(e.to_string()))?;
         let seed = Seed::from_hex(&file.seed)
             .ok_or_else(|| SnapshotFileError::Shape("seed: expected 64 hex digits".into()))?;
-        let entries = file
-            .journal
-            .into_iter()
-            .enumerate()
-            .map(|(i, e)| {
-                entry(e).map_err(|m| SnapshotFileError::Shape(format!("journal[{i}]: {m}")))
-            })
-            .collect::<Result<_, _>>()?;
+        let mut journal = Journal::new(file.start);
+        for (i, e) in file.journal.into_iter().enumerate() {
+            let e = entry(e).map_err(|m| SnapshotFileError::Shape(format!("journal[{i}]: {m}")))?;
+            journal.push(&e.op, e.context.as_ref(), &e.readings, &e.answer);
+        }
         Ok(Self {
             environment: file.environment.name,
             digest: file.environment.digest,
             seed,
             tool_access: file.tool_access,
-            journal: Journal {
-                start: file.start,
-                entries,
-            },
+            journal,
         })
     }
 }
@@ -218,7 +217,7 @@ fn entry_file(entry: &Entry) -> EntryFile {
     };
     EntryFile {
         op,
-        context: entry.context().map(|c| ContextFile {
+        context: entry.context.clone().map(|c| ContextFile {
             role: c.caller.role,
             session: c.caller.session,
             tool: c.tool,
@@ -258,7 +257,12 @@ fn entry(file: EntryFile) -> Result<Entry, String> {
         arguments: c.arguments,
         call_id: c.call_id,
     });
-    Ok(Entry::new(op, context, file.readings, answer))
+    Ok(Entry {
+        op,
+        context,
+        readings: file.readings,
+        answer,
+    })
 }
 
 fn part_file(part: &wit::Part) -> PartFile {
@@ -331,57 +335,48 @@ mod tests {
 
     #[test]
     fn a_snapshot_round_trips_through_its_file() {
-        let entries = vec![
-            Entry::new(
-                Op::AddData(vec![
-                    wit::Part::Data(wit::DataPart {
-                        data: r#"{"a":1}"#.into(),
-                        metadata: None,
-                    }),
-                    wit::Part::File(wit::FilePart {
-                        file: wit::FileContent::Bytes(vec![0, 1, 255]),
-                        mime_type: Some("application/octet-stream".into()),
-                        name: None,
-                        metadata: Some("{}".into()),
-                    }),
-                ]),
-                None,
-                vec![Reading::Monotonic(5)],
-                [7; 32],
-            ),
-            Entry::new(
-                Op::CallTool {
-                    name: "send".into(),
-                    arguments: "{}".into(),
-                },
-                Some(CallContext::new(
-                    Caller {
-                        role: Some("alice".into()),
-                        session: None,
-                    },
-                    "slack_send".into(),
-                    "{}".into(),
-                )),
-                vec![Reading::Wall(1_700_000_000_000_000_000)],
-                [9; 32],
-            ),
-        ];
+        let parts = Op::AddData(vec![
+            wit::Part::Data(wit::DataPart {
+                data: r#"{"a":1}"#.into(),
+                metadata: None,
+            }),
+            wit::Part::File(wit::FilePart {
+                file: wit::FileContent::Bytes(vec![0, 1, 255]),
+                mime_type: Some("application/octet-stream".into()),
+                name: None,
+                metadata: Some("{}".into()),
+            }),
+        ]);
+        let call = Op::CallTool {
+            name: "send".into(),
+            arguments: "{}".into(),
+        };
+        let caller = Caller {
+            role: Some("alice".into()),
+            session: None,
+        };
+        let same = CallContext::new(caller.clone(), "slack_send".into(), "{}".into());
+        let other = CallContext::new(caller, "slack_send".into(), r#"{"x":1}"#.into());
+        let mut journal = Journal::new(vec![Reading::Wall(1)]);
+        journal.push(&parts, None, &[Reading::Monotonic(5)], &[7; 32]);
+        journal.push(&call, Some(&same), &[Reading::Wall(1 << 60)], &[9; 32]);
+        journal.push(&call, Some(&other), &[], &[3; 32]);
         let snapshot = Snapshot {
             environment: "slack".into(),
             digest: "sha256:00".into(),
             seed: Seed::fresh(),
             tool_access: Rules::default(),
-            journal: Journal {
-                start: vec![Reading::Wall(1)],
-                entries,
-            },
+            journal,
         };
         let file = snapshot.to_file();
         let back = Snapshot::from_file(&file).unwrap();
         assert_eq!(back.to_file(), file);
         assert_eq!(back.seed, snapshot.seed);
-        let context = back.journal.entries[1].context().unwrap();
-        assert_eq!(context.arguments, "{}", "arguments kept once come back");
+        let entries: Vec<Entry> = back.journal.entries().map(Result::unwrap).collect();
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[1].context.as_ref(), Some(&same));
+        assert_eq!(entries[2].context.as_ref(), Some(&other));
+        assert_eq!(entries[1].readings, [Reading::Wall(1 << 60)]);
     }
 
     #[test]
