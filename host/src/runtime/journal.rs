@@ -11,6 +11,7 @@ use super::bindings::agentenv::environment::types as wit;
 use super::bindings::exports::agentenv::environment::env::{ContentBlock, Guest};
 use super::determinism::Reading;
 use super::episode::CallContext;
+use super::journal_codec::Encoder;
 use super::state::EpisodeState;
 
 /// One call into the guest's `env` interface, with its inputs: what a journal entry replays.
@@ -174,32 +175,32 @@ pub fn digest(answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
     let mut out = Canonical(Sha256::new());
     match answer {
         Ok(answer) => {
-            out.tag(0);
+            out.u8(0);
             match answer {
-                Answer::Done => out.tag(0),
+                Answer::Done => out.u8(0),
                 Answer::Parts(parts) => {
-                    out.tag(1);
+                    out.u8(1);
                     out.len(parts.len());
                     parts.iter().for_each(|p| out.part(p));
                 }
                 Answer::Tool(result) => {
-                    out.tag(2);
+                    out.u8(2);
                     out.tool_result(result);
                 }
                 Answer::Json(json) => {
-                    out.tag(3);
+                    out.u8(3);
                     out.str(json);
                 }
             }
         }
         Err(error) => {
-            out.tag(1);
+            out.u8(1);
             out.str(&error.code);
             out.str(&error.message);
-            out.tag(u8::from(error.retryable));
-            out.tag(error.applied as u8);
+            out.u8(u8::from(error.retryable));
+            out.u8(error.applied as u8);
             out.opt(error.hint.as_deref());
-            out.0.update(error.status.to_le_bytes());
+            out.raw(&error.status.to_le_bytes());
         }
     }
     out.0.finalize().into()
@@ -207,82 +208,34 @@ pub fn digest(answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
 
 struct Canonical(Sha256);
 
-impl Canonical {
-    fn tag(&mut self, tag: u8) {
-        self.0.update([tag]);
+impl Encoder for Canonical {
+    fn raw(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
     }
 
     fn len(&mut self, len: usize) {
         self.0.update((len as u64).to_le_bytes());
     }
+}
 
-    fn bytes(&mut self, bytes: &[u8]) {
-        self.len(bytes.len());
-        self.0.update(bytes);
-    }
-
-    fn str(&mut self, text: &str) {
-        self.bytes(text.as_bytes());
-    }
-
-    fn opt(&mut self, text: Option<&str>) {
-        match text {
-            None => self.tag(0),
-            Some(text) => {
-                self.tag(1);
-                self.str(text);
-            }
-        }
-    }
-
-    fn part(&mut self, part: &wit::Part) {
-        match part {
-            wit::Part::Text(p) => {
-                self.tag(0);
-                self.str(&p.text);
-                self.opt(p.metadata.as_deref());
-            }
-            wit::Part::Data(p) => {
-                self.tag(1);
-                self.str(&p.data);
-                self.opt(p.metadata.as_deref());
-            }
-            wit::Part::File(p) => {
-                self.tag(2);
-                match &p.file {
-                    wit::FileContent::Bytes(bytes) => {
-                        self.tag(0);
-                        self.bytes(bytes);
-                    }
-                    wit::FileContent::Uri(uri) => {
-                        self.tag(1);
-                        self.str(uri);
-                    }
-                }
-                self.opt(p.mime_type.as_deref());
-                self.opt(p.name.as_deref());
-                self.opt(p.metadata.as_deref());
-            }
-        }
-    }
-
+impl Canonical {
     fn tool_result(&mut self, result: &ToolResult) {
         self.len(result.content.len());
         for block in &result.content {
             match block {
                 ContentBlock::Text(text) => {
-                    self.tag(0);
+                    self.u8(0);
                     self.str(text);
                 }
                 ContentBlock::Image(image) => {
-                    self.tag(1);
+                    self.u8(1);
                     self.bytes(&image.data);
                     self.str(&image.mime_type);
                 }
             }
         }
         self.opt(result.structured_content.as_deref());
-        self.tag(u8::from(result.is_error));
+        self.u8(u8::from(result.is_error));
     }
 }
 

@@ -60,9 +60,9 @@ pub(crate) fn encode(
             Reading::Monotonic(ns) => (1, ns),
         };
         w.u8(tag);
-        w.0.extend_from_slice(&ns.to_le_bytes());
+        w.raw(&ns.to_le_bytes());
     }
-    w.0.extend_from_slice(answer);
+    w.raw(answer);
 }
 
 /// Takes one entry off the front of `input`; `None` when it is not a whole entry.
@@ -129,21 +129,22 @@ pub(crate) fn decode(input: &mut &[u8]) -> Option<Entry> {
     })
 }
 
-struct Writer<'a>(&'a mut Vec<u8>);
+/// The tag and length-prefixed encoding shared by the journal's buffer and the answer digest
+/// (which differ only in the width of lengths).
+pub(crate) trait Encoder {
+    /// Appends `bytes` as they are.
+    fn raw(&mut self, bytes: &[u8]);
 
-impl Writer<'_> {
+    /// Appends a length.
+    fn len(&mut self, len: usize);
+
     fn u8(&mut self, value: u8) {
-        self.0.push(value);
-    }
-
-    fn len(&mut self, len: usize) {
-        self.0
-            .extend_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes());
+        self.raw(&[value]);
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
         self.len(bytes.len());
-        self.0.extend_from_slice(bytes);
+        self.raw(bytes);
     }
 
     fn str(&mut self, text: &str) {
@@ -189,6 +190,18 @@ impl Writer<'_> {
                 self.opt(p.metadata.as_deref());
             }
         }
+    }
+}
+
+struct Writer<'a>(&'a mut Vec<u8>);
+
+impl Encoder for Writer<'_> {
+    fn raw(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn len(&mut self, len: usize) {
+        self.raw(&u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes());
     }
 }
 
