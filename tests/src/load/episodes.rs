@@ -195,6 +195,24 @@ pub async fn create_many(
     }
 }
 
+/// Deletes the episodes `episodes` (as [`delete_many`]); an error names those not deleted.
+pub async fn delete_all(target: &Target, episodes: &[Episode]) -> anyhow::Result<()> {
+    let ids: Vec<String> = episodes.iter().map(|e| e.id.clone()).collect();
+    let deleted = delete_many(target, &ids, DELETE_CONCURRENCY).await;
+    if deleted.failed > 0 {
+        bail!(
+            "{} of {} episodes were not deleted: {}",
+            deleted.failed,
+            ids.len(),
+            deleted.failures.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// Deletes [`delete_all`] sends at once.
+const DELETE_CONCURRENCY: usize = 8;
+
 /// What [`delete_many`] did.
 #[derive(Debug, Default)]
 pub struct Deleted {

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use envhost_tests::load::closed_loop::{Window, closed_loop};
 use envhost_tests::load::conn::{Conn, Target};
 use envhost_tests::load::data_plane::{Card, fetch_card, reset, seed};
-use envhost_tests::load::episodes::{Episode, create_many, delete_many};
+use envhost_tests::load::episodes::{Episode, create_many, delete_all};
 use envhost_tests::load::mcp::Session;
 use envhost_tests::load::procfs::{CpuTimes, Memory, proc_memory};
 use envhost_tests::load::stats::{ClientStats, Summary};
@@ -153,19 +153,7 @@ async fn cleanup(target: &Target, episodes: &Episodes) -> anyhow::Result<()> {
             let mut conn = Conn::open(target).await?;
             reset(&mut conn, target).await
         }
-        Episodes::Created(created) => {
-            let ids: Vec<String> = created.iter().map(|e| e.id.clone()).collect();
-            let deleted = delete_many(target, &ids, CREATE_CONCURRENCY).await;
-            if deleted.failed > 0 {
-                bail!(
-                    "{} of {} episodes were not deleted: {}",
-                    deleted.failed,
-                    ids.len(),
-                    deleted.failures.join("; ")
-                );
-            }
-            Ok(())
-        }
+        Episodes::Created(created) => delete_all(target, created).await,
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::bail;
 use envhost_tests::load::conn::{Conn, Target};
 use envhost_tests::load::data_plane::fetch_card;
-use envhost_tests::load::episodes::{Episode, create_many, delete_many};
+use envhost_tests::load::episodes::{Episode, create_many, delete_all};
 use envhost_tests::load::mcp::Session;
 
 use crate::{Common, Outcome};
@@ -72,17 +72,9 @@ pub(crate) async fn run(args: &Args) -> anyhow::Result<Outcome> {
     )
     .await?;
     let measured = phases(args, &target, &episodes).await;
-    let ids: Vec<String> = episodes.iter().map(|e| e.id.clone()).collect();
-    let deleted = delete_many(&target, &ids, CREATE_CONCURRENCY).await;
+    let deleted = delete_all(&target, &episodes).await;
     let (quiet, noisy) = measured?;
-    if deleted.failed > 0 {
-        bail!(
-            "{} of {} episodes were not deleted: {}",
-            deleted.failed,
-            ids.len(),
-            deleted.failures.join("; ")
-        );
-    }
+    deleted?;
     Ok(report(args, &quiet, &noisy))
 }
 
