@@ -4,6 +4,7 @@ process restores in another into a byte-identical data/get."""
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
@@ -80,7 +81,7 @@ def test_a_snapshot_restores_in_another_process_into_an_identical_data_get(envho
     file = httpx.get(envhost_server.url(taken.json()["url"]), timeout=30)
     assert file.status_code == 200 and file.headers["content-type"] == "application/json"
     snapshot = file.json()
-    assert (snapshot["format"], snapshot["version"]) == ("envhost-snapshot", 1)
+    assert (snapshot["format"], snapshot["version"]) == ("envhost-snapshot", 2)
     assert snapshot["environment"]["digest"].startswith("sha256:")
 
     uploaded = httpx.post(second_slack.url("/snapshots"), content=file.content, timeout=30)
@@ -88,6 +89,39 @@ def test_a_snapshot_restores_in_another_process_into_an_identical_data_get(envho
     restored = httpx.post(second_slack.url(f"/snapshots/{uploaded.json()['snapshot']}/episodes"), timeout=30)
     assert restored.status_code == 201, restored.text
     assert raw_get(second_slack.url(restored.json()["url"].rstrip("/"))) == raw_get(original)
+
+
+def metric(server, name: str) -> int:
+    metrics = httpx.get(server.url("/metrics"), timeout=30).text
+    line = next(l for l in metrics.splitlines() if l.startswith(name + " "))
+    return int(float(line.split()[-1]))
+
+
+IMAGE_RESTORES = 'envhost_restores_total{from="image"}'
+
+
+def test_later_restores_instantiate_the_image_the_first_one_started(envhost_server):
+    original = seeded(envhost_server, 40)
+    snapshot = httpx.post(f"{original}/snapshot", timeout=30).json()["snapshot"]
+    images, from_images = metric(envhost_server, "envhost_snapshot_images_total"), metric(envhost_server, IMAGE_RESTORES)
+
+    def restore() -> str:
+        response = httpx.post(envhost_server.url(f"/snapshots/{snapshot}/episodes"), timeout=60)
+        assert response.status_code == 201, response.text
+        return envhost_server.url(response.json()["url"].rstrip("/"))
+
+    restored = [restore()]
+    deadline = time.monotonic() + 120
+    while metric(envhost_server, "envhost_snapshot_images_total") == images:
+        assert time.monotonic() < deadline, "the first restore made no image in 120 s"
+        time.sleep(0.05)
+    restored += [restore(), restore()]
+    assert metric(envhost_server, IMAGE_RESTORES) == from_images + 2
+    for base in restored:
+        assert raw_get(base) == raw_get(original)
+    run(send_messages(restored[1], ["only in the second restore"]))
+    assert b"only in the second restore" in raw_get(restored[1])
+    assert raw_get(restored[2]) == raw_get(original)
 
 
 def test_snapshots_are_listed_and_deleted(envhost_server):

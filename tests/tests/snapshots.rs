@@ -124,6 +124,66 @@ async fn replays_of_a_guest_that_reads_clocks_and_random_are_exact() {
 }
 
 #[tokio::test]
+async fn restores_from_a_pre_initialised_image_go_on_exactly() {
+    let host = host(&["faulty", "slack"]).await;
+    let original = host.create_episode("faulty").await.unwrap();
+    for _ in 0..5 {
+        observe(&original).await;
+    }
+    let id = host.snapshot(&original).await.unwrap();
+    let replayed = host.restore(&id).await.unwrap();
+    assert!(
+        host.prepare_image(&id).await.unwrap(),
+        "faulty can be pre-initialised"
+    );
+    let first = host.restore(&id).await.unwrap();
+    let second = host.restore(&id).await.unwrap();
+    let metrics = host.metrics().encode();
+    assert!(
+        metrics.contains("envhost_snapshot_images_total 1\n"),
+        "one image made, by the first restore's background task or by prepare_image: {metrics}"
+    );
+    assert!(
+        metrics.contains("envhost_restores_total{from=\"replay\"} 1\n")
+            && metrics.contains("envhost_restores_total{from=\"image\"} 2\n"),
+        "the first restore replayed, the later ones instantiated the image: {metrics}"
+    );
+
+    let expected = observe(&original).await;
+    for restored in [&replayed, &first, &second] {
+        let next = observe(restored).await;
+        assert_eq!(next["calls"], 6, "the image holds the guest's memory");
+        assert_eq!(
+            next["random"], expected["random"],
+            "random goes on as the original's"
+        );
+    }
+    let trapped = second
+        .call_tool("trap", Map::new(), Caller::default())
+        .await;
+    assert_eq!(trapped.is_error, Some(true));
+    assert_eq!(
+        observe(&second).await["calls"],
+        7,
+        "an episode restored from an image rebuilds from its journal after a fault"
+    );
+
+    let slack = seeded_slack(&host).await;
+    for i in 0..30 {
+        send(&slack, &format!("message {i}")).await;
+    }
+    let id = host.snapshot(&slack).await.unwrap();
+    assert!(host.prepare_image(&id).await.unwrap());
+    let restored = host.restore(&id).await.unwrap();
+    assert_eq!(state(&restored).await, state(&slack).await);
+    assert!(
+        host.metrics()
+            .encode()
+            .contains("envhost_restores_total{from=\"image\"} 3\n")
+    );
+}
+
+#[tokio::test]
 async fn a_fault_loses_nothing_accepted_before_it() {
     let host = host(&["faulty"]).await;
     let episode = host.create_episode("faulty").await.unwrap();

@@ -1,6 +1,6 @@
 //! The host's metrics, in the Prometheus text format (`GET /metrics`): episodes live, created,
 //! evicted and dropped; calls by kind and outcome; guest faults by kind; call latency; pool
-//! occupancy.
+//! occupancy; restores by source and the pre-initialised images made.
 
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
@@ -70,6 +70,16 @@ enum FaultKind {
     OutOfMemory,
 }
 
+/// Where a restored episode's state came from.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub(super) enum RestoreSource {
+    /// Its journal, replayed.
+    Replay,
+    /// A pre-initialised image.
+    Image,
+}
+
+label_values!(RestoreSource { Replay => "replay", Image => "image" });
 label_values!(CallKind { Reset => "reset", Add => "add", Get => "get", Tool => "tool", Extension => "extension" });
 label_values!(Outcome {
     Ok => "ok", Error => "error", Fault => "fault", Busy => "busy", Timeout => "timeout",
@@ -86,6 +96,11 @@ struct CallLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
     kind: CallKind,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RestoreLabel {
+    from: RestoreSource,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -113,8 +128,11 @@ pub struct Metrics {
     pub(super) dropped: Counter,
     /// Creations refused at the episode cap.
     pub(super) refused: Counter,
+    /// Pre-initialised images made.
+    pub(super) images: Counter,
     calls: Family<CallLabels, Counter>,
     faults: Family<FaultLabel, Counter>,
+    restores: Family<RestoreLabel, Counter>,
     latency: Family<KindLabel, Histogram>,
     pool_capacity: Gauge<f64, AtomicU64>,
     pool_occupancy: Gauge<f64, AtomicU64>,
@@ -131,8 +149,10 @@ impl Metrics {
             evicted: Counter::default(),
             dropped: Counter::default(),
             refused: Counter::default(),
+            images: Counter::default(),
             calls: Family::default(),
             faults: Family::default(),
+            restores: Family::default(),
             latency: Family::new_with_constructor(latency_histogram),
             pool_capacity: Gauge::default(),
             pool_occupancy: Gauge::default(),
@@ -142,6 +162,9 @@ impl Metrics {
         for kind in [FaultKind::Trap, FaultKind::Deadline, FaultKind::OutOfMemory] {
             // Every kind shows from the start, at 0, so that rates and alerts have a series.
             drop(metrics.faults.get_or_create(&FaultLabel { kind }));
+        }
+        for from in [RestoreSource::Replay, RestoreSource::Image] {
+            drop(metrics.restores.get_or_create(&RestoreLabel { from }));
         }
         registry.register("episodes_live", "Episodes alive", metrics.live.clone());
         registry.register(
@@ -174,6 +197,16 @@ impl Metrics {
             "Guest faults, by kind",
             metrics.faults.clone(),
         );
+        registry.register(
+            "restores",
+            "Episodes restored from snapshots (forks included), by where their state came from",
+            metrics.restores.clone(),
+        );
+        registry.register(
+            "snapshot_images",
+            "Pre-initialised images of snapshots made",
+            metrics.images.clone(),
+        );
         registry.register_with_unit(
             "call_latency",
             "Call latency, queueing included",
@@ -194,6 +227,11 @@ impl Metrics {
             registry,
             ..metrics
         }
+    }
+
+    /// Counts an episode restored `from` a replay or an image.
+    pub(super) fn restored(&self, from: RestoreSource) {
+        self.restores.get_or_create(&RestoreLabel { from }).inc();
     }
 
     /// Records a call of `kind` that ended with `outcome` after `latency`.

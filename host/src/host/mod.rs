@@ -86,6 +86,10 @@ pub struct HostConfig {
     /// runtime; the server uses one per core); `None` runs guests on the runtime that creates
     /// the episodes, with the fewest hand-offs, for in-process use.
     pub guest_threads: Option<usize>,
+    /// How many snapshots keep a pre-initialised image for their restores (the least recently
+    /// restored loses its image first); 0 makes every restore replay its journal. An image
+    /// holds the compiled component and the instance's memory, a few MiB for small guests.
+    pub snapshot_images: usize,
 }
 
 impl HostConfig {
@@ -98,9 +102,13 @@ impl HostConfig {
             pooling: true,
             transfers: TransferConfig::default(),
             guest_threads: None,
+            snapshot_images: DEFAULT_SNAPSHOT_IMAGES,
         }
     }
 }
+
+/// [`HostConfig::snapshot_images`] by default.
+pub const DEFAULT_SNAPSHOT_IMAGES: usize = 16;
 
 /// Why a host could not start.
 #[derive(Debug, thiserror::Error)]
@@ -180,6 +188,7 @@ pub struct Host {
     metrics: Arc<Metrics>,
     threads: GuestThreads,
     snapshots: snapshots::Snapshots,
+    images: snapshots::Images,
     epoch: Instant,
 }
 
@@ -255,6 +264,7 @@ impl Host {
             metrics: Arc::new(Metrics::new(capacity)),
             threads,
             snapshots: snapshots::Snapshots::default(),
+            images: snapshots::Images::new(config.snapshot_images),
             epoch: Instant::now(),
         })
     }

@@ -1,11 +1,22 @@
 //! Snapshots, forks and restores: a snapshot is an episode's seed, tool-access rules and
-//! journal; restoring one replays the journal into a fresh instance of the same component.
+//! journal. A fork replays the journal into a fresh instance of the same component. A restore
+//! of a kept snapshot makes, the first time, a pre-initialised image of the instance at the
+//! journal's end, and instantiates the image from then on (issue 4, "restore cost independent
+//! of journal length"); the images of the least recently restored snapshots are dropped past
+//! [`super::HostConfig::snapshot_images`].
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
+use lru::LruCache;
+use tokio::sync::OnceCell;
+
+use super::metrics::RestoreSource;
 use super::{CreateError, Episode, Host};
-use crate::runtime::{self, CallError, Snapshot, SnapshotFileError};
+use crate::runtime::{self, CallError, Image, ImageError, Snapshot, SnapshotFileError};
 
 /// The most snapshots a host keeps at once.
 pub const MAX_SNAPSHOTS: usize = 10_000;
@@ -41,6 +52,9 @@ pub enum SnapshotError {
     /// replay that diverged, naming the call).
     #[error(transparent)]
     Restore(CreateError),
+    /// The snapshot's pre-initialised image could not be made.
+    #[error(transparent)]
+    Image(#[from] ImageError),
 }
 
 /// The snapshots a host keeps, by id.
@@ -86,6 +100,98 @@ impl Snapshots {
     }
 }
 
+/// A snapshot's image: made once (by a background task the first restore starts, or by
+/// [`Host::prepare_image`]); `None` when the component cannot be pre-initialised.
+#[derive(Default)]
+struct ImageSlot {
+    image: OnceCell<Option<Arc<Image>>>,
+    /// Whether a background task is making the image, or has.
+    started: AtomicBool,
+}
+
+/// The images of restored snapshots, by snapshot id; the least recently restored is dropped
+/// first.
+pub(super) struct Images {
+    slots: Option<Mutex<LruCache<String, Arc<ImageSlot>>>>,
+}
+
+impl Images {
+    /// Room for `capacity` images; none keeps no image (every restore replays).
+    pub(super) fn new(capacity: usize) -> Self {
+        Self {
+            slots: NonZeroUsize::new(capacity).map(|c| Mutex::new(LruCache::new(c))),
+        }
+    }
+
+    /// Snapshot `id`'s slot, made if need be; `None` when images are off.
+    fn slot(&self, id: &str) -> Option<Arc<ImageSlot>> {
+        let mut slots = self
+            .slots
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Some(slots.get_or_insert(id.to_owned(), Default::default).clone())
+    }
+
+    fn remove(&self, id: &str) {
+        if let Some(slots) = &self.slots {
+            slots.lock().unwrap_or_else(PoisonError::into_inner).pop(id);
+        }
+    }
+}
+
+/// What making an image needs, owned, for a background task.
+struct ImageJob {
+    id: String,
+    snapshot: Arc<Snapshot>,
+    environment: Arc<runtime::Environment>,
+    metrics: Arc<super::Metrics>,
+    slot: Arc<ImageSlot>,
+}
+
+impl ImageJob {
+    /// Makes the image unless it is made (or being made: then waits for it); answers it, or
+    /// `None` when the component cannot be pre-initialised.
+    ///
+    /// # Errors
+    /// [`ImageError`] other than [`ImageError::Unsupported`] (a later call tries again).
+    async fn run(&self) -> Result<Option<Arc<Image>>, ImageError> {
+        let made = self.slot.image.get_or_try_init(|| self.make()).await;
+        if made.is_err() {
+            self.slot.started.store(false, Ordering::Relaxed);
+        }
+        made.cloned()
+    }
+
+    async fn make(&self) -> Result<Option<Arc<Image>>, ImageError> {
+        let started = Instant::now();
+        let image = runtime::Episode::image(
+            self.environment.clone(),
+            self.snapshot.seed,
+            &self.snapshot.journal,
+        )
+        .await;
+        match image {
+            Ok(image) => {
+                self.metrics.images.inc();
+                tracing::info!(
+                    snapshot = %self.id,
+                    entries = image.entries(),
+                    bytes = image.size(),
+                    took_ms = started.elapsed().as_millis(),
+                    "made the snapshot's pre-initialised image"
+                );
+                Ok(Some(Arc::new(image)))
+            }
+            Err(ImageError::Unsupported(why)) => {
+                tracing::warn!(snapshot = %self.id, %why, "no image: restores of this snapshot replay its journal");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
 impl Host {
     /// Snapshots `episode` as of every call made into it before this one, and keeps the
     /// snapshot: answers its id.
@@ -120,8 +226,9 @@ impl Host {
         self.snapshots.ids()
     }
 
-    /// Deletes snapshot `id`; false when there is none.
+    /// Deletes snapshot `id` (and its image); false when there is none.
     pub fn delete_snapshot(&self, id: &str) -> bool {
+        self.images.remove(id);
         self.snapshots.remove(id)
     }
 
@@ -136,19 +243,93 @@ impl Host {
         self.snapshots.insert(snapshot)
     }
 
-    /// A new episode from snapshot `id`: its journal replayed into a fresh instance of the
-    /// same component (every call checked against its recorded answer), with the snapshot's
-    /// seed and tool-access rules.
+    /// A new episode from snapshot `id`, with the snapshot's seed and tool-access rules, at
+    /// the end of its journal. Once the snapshot has a pre-initialised image, restoring it is
+    /// one instantiation of the image, whatever the journal's length; until then the journal is
+    /// replayed into a fresh instance (every call checked against its recorded answer), and the
+    /// first restore starts making the image in the background (as [`Host::prepare_image`]).
     ///
     /// # Errors
     /// [`SnapshotError::Unknown`]; [`SnapshotError::Restore`] for the episode cap, a failed
     /// instantiation or a diverging replay.
     pub async fn restore(&self, id: &str) -> Result<Arc<Episode>, SnapshotError> {
-        let snapshot = self
-            .snapshots
+        let Some(job) = self.image_job(id)? else {
+            let snapshot = self.snapshot_for(id)?;
+            return self.restore_snapshot(&snapshot).await;
+        };
+        let image = match job.slot.image.get() {
+            Some(made) => made.clone(),
+            None => {
+                if !job.slot.started.swap(true, Ordering::Relaxed) {
+                    let snapshot = job.snapshot.clone();
+                    let background = async move {
+                        if let Err(e) = job.run().await {
+                            tracing::warn!(snapshot = %job.id, error = %e, "no image this time; the next restore tries again");
+                        }
+                    };
+                    self.threads.spawn(background);
+                    return self.restore_snapshot(&snapshot).await;
+                }
+                None
+            }
+        };
+        let snapshot = self.snapshot_for(id)?;
+        let Some(image) = image else {
+            return self.restore_snapshot(&snapshot).await;
+        };
+        let catalog = self.catalog_for(&snapshot)?.clone();
+        let episode = self
+            .admit(catalog, |environment, id, threads| {
+                runtime::Episode::from_image(
+                    environment,
+                    id,
+                    threads,
+                    snapshot.seed,
+                    snapshot.journal.clone(),
+                    &image,
+                )
+            })
+            .await
+            .map_err(SnapshotError::Restore)?;
+        episode.set_tool_access(snapshot.tool_access.clone());
+        self.metrics.restored(RestoreSource::Image);
+        Ok(episode)
+    }
+
+    /// Makes snapshot `id`'s pre-initialised image now, or waits for the one being made: true
+    /// when the snapshot has an image (restores then instantiate it), false when images are off
+    /// or the component cannot be pre-initialised. Making one replays the journal and compiles
+    /// the instance's state as a component: milliseconds to seconds, as compiling the
+    /// environment.
+    ///
+    /// # Errors
+    /// [`SnapshotError::Unknown`]; [`SnapshotError::Image`] when the journal does not replay
+    /// or the image does not compile.
+    pub async fn prepare_image(&self, id: &str) -> Result<bool, SnapshotError> {
+        let Some(job) = self.image_job(id)? else {
+            return Ok(false);
+        };
+        job.slot.started.store(true, Ordering::Relaxed);
+        Ok(job.run().await?.is_some())
+    }
+
+    fn snapshot_for(&self, id: &str) -> Result<Arc<Snapshot>, SnapshotError> {
+        self.snapshots
             .get(id)
-            .ok_or_else(|| SnapshotError::Unknown(id.to_owned()))?;
-        self.restore_snapshot(&snapshot).await
+            .ok_or_else(|| SnapshotError::Unknown(id.to_owned()))
+    }
+
+    /// What making snapshot `id`'s image needs; `None` when images are off.
+    fn image_job(&self, id: &str) -> Result<Option<ImageJob>, SnapshotError> {
+        let snapshot = self.snapshot_for(id)?;
+        let environment = self.catalog_for(&snapshot)?.environment.clone();
+        Ok(self.images.slot(id).map(|slot| ImageJob {
+            id: id.to_owned(),
+            snapshot,
+            environment,
+            metrics: self.metrics.clone(),
+            slot,
+        }))
     }
 
     /// Snapshots `episode` and restores the snapshot into a new episode: answers the snapshot's
@@ -178,6 +359,7 @@ impl Host {
             .await
             .map_err(SnapshotError::Restore)?;
         episode.set_tool_access(snapshot.tool_access.clone());
+        self.metrics.restored(RestoreSource::Replay);
         Ok(episode)
     }
 

@@ -1,20 +1,22 @@
 //! What a guest can observe of the world besides its calls, made repeatable: WASI random comes
-//! from generators seeded by the episode's [`Seed`], and WASI clocks go through a [`Tape`] that
-//! records every reading while an episode runs live and plays the readings back while it is
-//! replayed. So the same seed, calls and tape always give the same guest behaviour.
+//! from [`Dice`], generators derived from the episode's [`Seed`] and the call's place in the
+//! journal, and WASI clocks go through a [`Tape`] that records every reading while an episode
+//! runs live and plays the readings back while it is replayed. So the same seed, calls and tape
+//! always give the same guest behaviour, and an instance rebuilt at any entry of its journal (by
+//! replay, or from a pre-initialised image) draws from there on what the original drew.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use rand::SeedableRng;
 use rand::rngs::StdRng;
+use rand::{Rng as _, SeedableRng, TryRng};
 use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx};
 
-/// 32 bytes that determine an episode's WASI random: `wasi:random/random` draws from a
-/// ChaCha12 generator (rand's `StdRng`) seeded with them, `wasi:random/insecure` from one seeded
-/// with them bit-inverted, and `wasi:random/insecure-seed` answers their first 16 bytes.
+/// 32 bytes that determine an episode's WASI random (see [`Dice`]); `wasi:random/insecure-seed`
+/// answers their first 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Seed(pub [u8; 32]);
 
@@ -39,6 +41,138 @@ impl Seed {
             *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
         }
         Some(Self(seed))
+    }
+}
+
+/// Where everything an episode's guest observes besides its calls comes from: its seed, the
+/// dice drawn from it, and its clock tape. Clones share the dice and the tape.
+#[derive(Clone)]
+pub(crate) struct Sources {
+    /// The episode's seed.
+    pub(crate) seed: Seed,
+    /// WASI random.
+    pub(crate) dice: Dice,
+    /// WASI clocks.
+    pub(crate) tape: Tape,
+}
+
+impl Sources {
+    /// The sources of an episode with `seed`, at its start, with an idle tape.
+    pub(crate) fn new(seed: Seed) -> Self {
+        Self {
+            seed,
+            dice: Dice::new(seed),
+            tape: Tape::default(),
+        }
+    }
+}
+
+/// Where a stretch of guest execution stands in its episode: instantiation, or the call at an
+/// index of the journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// Instantiating (the component's start-up code).
+    Start,
+    /// Serving the journal's entry at this index.
+    Entry(u64),
+}
+
+/// The episode's WASI random. Each [`Position`] has generators of its own: ChaCha12 (rand's
+/// `StdRng`) keyed with SHA-256 of the seed, the stream (`secure` for `wasi:random/random`,
+/// `insecure` for `wasi:random/insecure`) and the position; a generator is keyed on its first
+/// draw, so calls that draw nothing cost nothing.
+#[derive(Clone)]
+pub struct Dice(Arc<Mutex<DiceState>>);
+
+struct DiceState {
+    seed: Seed,
+    position: Position,
+    secure: Option<StdRng>,
+    insecure: Option<StdRng>,
+}
+
+#[derive(Clone, Copy)]
+enum Stream {
+    Secure,
+    Insecure,
+}
+
+impl Dice {
+    /// Dice for `seed`, at [`Position::Start`].
+    pub fn new(seed: Seed) -> Self {
+        Self(Arc::new(Mutex::new(DiceState {
+            seed,
+            position: Position::Start,
+            secure: None,
+            insecure: None,
+        })))
+    }
+
+    /// From now on, draws are those of `position`, from their beginning.
+    pub fn at(&self, position: Position) {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        state.position = position;
+        state.secure = None;
+        state.insecure = None;
+    }
+
+    fn fill(&self, stream: Stream, bytes: &mut [u8]) {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let DiceState {
+            seed,
+            position,
+            secure,
+            insecure,
+        } = &mut *state;
+        let slot = match stream {
+            Stream::Secure => secure,
+            Stream::Insecure => insecure,
+        };
+        slot.get_or_insert_with(|| StdRng::from_seed(key(*seed, stream, *position)))
+            .fill_bytes(bytes);
+    }
+}
+
+/// The key of `stream`'s generator at `position`.
+fn key(seed: Seed, stream: Stream, position: Position) -> [u8; 32] {
+    let mut hash = sha2::Sha256::new();
+    hash.update(b"envhost random v1\0");
+    hash.update(seed.0);
+    hash.update(match stream {
+        Stream::Secure => b"secure\0".as_slice(),
+        Stream::Insecure => b"insecure\0".as_slice(),
+    });
+    match position {
+        Position::Start => hash.update(b"start"),
+        Position::Entry(index) => {
+            hash.update(b"entry");
+            hash.update(index.to_le_bytes());
+        }
+    }
+    hash.finalize().into()
+}
+
+/// One of the dice's streams, as a generator for WASI.
+struct Draws(Dice, Stream);
+
+impl TryRng for Draws {
+    type Error = std::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        let mut bytes = [0; 4];
+        self.0.fill(self.1, &mut bytes);
+        Ok(u32::from_le_bytes(bytes))
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        let mut bytes = [0; 8];
+        self.0.fill(self.1, &mut bytes);
+        Ok(u64::from_le_bytes(bytes))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        self.0.fill(self.1, dst);
+        Ok(())
     }
 }
 
@@ -82,6 +216,20 @@ impl Tape {
         state.replaying = false;
         state.monotonic_base = state.monotonic_now();
         state.started = Some(Instant::now());
+    }
+
+    /// From now on, readings are the real clocks', the monotonic one continuing from
+    /// `monotonic` nanoseconds (an image's last reading).
+    pub fn resume(&self, monotonic: u64) {
+        let mut state = self.lock();
+        state.monotonic_base = state.monotonic_base.max(monotonic);
+        drop(state);
+        self.go_live();
+    }
+
+    /// Where the monotonic clock continues from: after a playback, its last reading.
+    pub fn monotonic_base(&self) -> u64 {
+        self.lock().monotonic_base
     }
 
     /// From now on, readings come from `readings`, in order.
@@ -183,14 +331,14 @@ impl HostMonotonicClock for MonotonicClock {
 }
 
 /// A WASI context with no grants (no filesystem, network, environment variables or stdio) whose
-/// random comes from `seed` and whose clocks go through `tape`.
-pub fn wasi_ctx(seed: Seed, tape: &Tape) -> WasiCtx {
-    let inverted = Seed(seed.0.map(|b| !b));
+/// random and clocks come from `sources`.
+pub(crate) fn wasi_ctx(sources: &Sources) -> WasiCtx {
     let mut insecure_seed = [0u8; 16];
-    insecure_seed.copy_from_slice(&seed.0[..16]);
+    insecure_seed.copy_from_slice(&sources.seed.0[..16]);
+    let tape = &sources.tape;
     WasiCtx::builder()
-        .secure_random(StdRng::from_seed(seed.0))
-        .insecure_random(StdRng::from_seed(inverted.0))
+        .secure_random(Draws(sources.dice.clone(), Stream::Secure))
+        .insecure_random(Draws(sources.dice.clone(), Stream::Insecure))
         .insecure_random_seed(u128::from_le_bytes(insecure_seed))
         .wall_clock(WallClock(tape.clone()))
         .monotonic_clock(MonotonicClock(tape.clone()))
@@ -207,6 +355,34 @@ mod tests {
         assert_eq!(Seed::from_hex(&seed.to_hex()), Some(seed));
         assert_eq!(Seed::from_hex("00"), None);
         assert_eq!(Seed::from_hex(&"zz".repeat(32)), None);
+    }
+
+    #[test]
+    fn dice_draw_per_position_and_stream() {
+        let seed = Seed::fresh();
+        let draw = |dice: &Dice, stream| {
+            let mut bytes = [0u8; 16];
+            dice.fill(stream, &mut bytes);
+            bytes
+        };
+        let dice = Dice::new(seed);
+        dice.at(Position::Entry(7));
+        let (first, second) = (draw(&dice, Stream::Secure), draw(&dice, Stream::Secure));
+        assert_ne!(first, second, "a position's draws go on");
+        assert_ne!(first, draw(&dice, Stream::Insecure), "streams differ");
+
+        let rebuilt = Dice::new(seed);
+        rebuilt.at(Position::Entry(7));
+        assert_eq!(
+            draw(&rebuilt, Stream::Secure),
+            first,
+            "a position starts afresh"
+        );
+        rebuilt.at(Position::Entry(8));
+        assert_ne!(draw(&rebuilt, Stream::Secure), first, "positions differ");
+        let other = Dice::new(Seed::fresh());
+        other.at(Position::Entry(7));
+        assert_ne!(draw(&other, Stream::Secure), first, "seeds differ");
     }
 
     #[test]

@@ -4,12 +4,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use wasmtime::component::Component;
+use tokio::sync::OnceCell;
+use wasmtime::component::{Component, Instance, InstancePre, Linker};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
-use super::bindings::{Environment as World, EnvironmentPre as WorldPre};
+use super::bindings::{Environment as World, EnvironmentIndices as WorldIndices};
 use super::convert;
-use super::determinism::{Seed, Tape};
+use super::determinism::{Seed, Sources};
 use super::engine::{Limits, Runtime};
 use super::error::LoadError;
 use super::state::EpisodeState;
@@ -18,17 +19,30 @@ use crate::protocol::description::Description;
 /// An environment compiled once; every episode of it is instantiated from here.
 pub struct Environment {
     engine: Engine,
+    linker: Arc<Linker<EpisodeState>>,
     running: Arc<AtomicUsize>,
-    pre: WorldPre<EpisodeState>,
+    ready: Ready,
     description: Description,
     limits: Limits,
     digest: String,
+    /// The component's bytes, which pre-initialised images are made from.
+    bytes: Arc<[u8]>,
+    /// The component instrumented for pre-initialisation, compiled on the first image made.
+    instrumented: OnceCell<Ready>,
+}
+
+/// A compiled component linked to the host's imports, ready to instantiate: its `InstancePre`
+/// and where its `env` exports are.
+pub(crate) struct Ready {
+    pre: InstancePre<EpisodeState>,
+    indices: WorldIndices,
 }
 
 /// A store and the instance in it.
 pub(crate) struct Live {
     pub(crate) store: Store<EpisodeState>,
     pub(crate) world: World,
+    pub(crate) instance: Instance,
 }
 
 impl Environment {
@@ -63,28 +77,15 @@ impl Environment {
         limits: Limits,
     ) -> Result<Self, LoadError> {
         let digest = component_digest(&bytes);
-        let engine = runtime.engine.clone();
-        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
+        let bytes: Arc<[u8]> = bytes.into();
+        let ready = Ready::compile(&runtime.engine, &runtime.linker, bytes.clone())
             .await
-            .map_err(|e| LoadError::Compile(e.to_string()))?
-            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
-        let pre = runtime
-            .linker
-            .instantiate_pre(&component)
-            .and_then(WorldPre::new)
-            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
-        let tape = Tape::default();
-        tape.go_live();
-        let mut live = instantiate(
-            &runtime.engine,
-            &pre,
-            &limits,
-            "describe",
-            Seed::fresh(),
-            &tape,
-        )
-        .await
-        .map_err(|e| LoadError::Start(format!("{e:#}")))?;
+            .map_err(LoadError::Compile)?;
+        let sources = Sources::new(Seed::fresh());
+        sources.tape.go_live();
+        let mut live = instantiate(&runtime.engine, &ready, &limits, "describe", &sources)
+            .await
+            .map_err(|e| LoadError::Start(format!("{e:#}")))?;
         let info = live
             .world
             .agentenv_environment_env()
@@ -95,11 +96,14 @@ impl Environment {
         let name = name.unwrap_or_else(|| described.name.clone());
         Ok(Self {
             engine: runtime.engine.clone(),
+            linker: runtime.linker.clone(),
             running: runtime.running.clone(),
-            pre,
+            ready,
             description: described.resolve(name)?,
             limits,
             digest,
+            bytes,
+            instrumented: OnceCell::new(),
         })
     }
 
@@ -124,30 +128,88 @@ impl Environment {
         &self.limits
     }
 
-    /// A fresh store and instance, labelled `label` in the log, whose WASI random comes from
-    /// `seed` and whose clocks go through `tape`.
+    /// A fresh store and instance, labelled `label` in the log, whose WASI random and clocks
+    /// come from `sources`.
     pub(crate) async fn instantiate(
         &self,
         label: &str,
-        seed: Seed,
-        tape: &Tape,
+        sources: &Sources,
     ) -> wasmtime::Result<Live> {
-        instantiate(&self.engine, &self.pre, &self.limits, label, seed, tape).await
+        self.instantiate_from(&self.ready, label, sources).await
+    }
+
+    /// [`Environment::instantiate`] from `ready`, a component derived from this one (an
+    /// instrumented copy, or a pre-initialised image), under this environment's limits.
+    pub(crate) async fn instantiate_from(
+        &self,
+        ready: &Ready,
+        label: &str,
+        sources: &Sources,
+    ) -> wasmtime::Result<Live> {
+        instantiate(&self.engine, ready, &self.limits, label, sources).await
+    }
+
+    /// The component, compiled and linked.
+    pub(crate) fn ready(&self) -> &Ready {
+        &self.ready
+    }
+
+    /// The component's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Compiles `bytes`, a component derived from this one, and links it.
+    ///
+    /// # Errors
+    /// The compiler's or the linker's message.
+    pub(crate) async fn compile(&self, bytes: Vec<u8>) -> Result<Ready, String> {
+        Ready::compile(&self.engine, &self.linker, bytes.into()).await
+    }
+
+    /// The instrumented copy of the component, compiled from `instrumented` the first time.
+    ///
+    /// # Errors
+    /// The compiler's or the linker's message.
+    pub(crate) async fn instrumented(&self, instrumented: Vec<u8>) -> Result<&Ready, String> {
+        self.instrumented
+            .get_or_try_init(|| self.compile(instrumented))
+            .await
     }
 }
 
-/// A fresh store and instance of `pre`. Instantiation runs under the CPU deadline too; each
+impl Ready {
+    /// Compiles the component `bytes` on a blocking thread (seconds for a large component,
+    /// milliseconds from the compiled-artefact cache) and links it with `linker`.
+    async fn compile(
+        engine: &Engine,
+        linker: &Linker<EpisodeState>,
+        bytes: Arc<[u8]>,
+    ) -> Result<Self, String> {
+        let engine = engine.clone();
+        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("{e:#}"))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| format!("{e:#}"))?;
+        let indices = WorldIndices::new(&pre).map_err(|e| format!("{e:#}"))?;
+        Ok(Self { pre, indices })
+    }
+}
+
+/// A fresh store and instance of `ready`. Instantiation runs under the CPU deadline too; each
 /// epoch tick of guest execution yields to the async runtime, and the tick that exhausts the
 /// deadline interrupts the guest.
 async fn instantiate(
     engine: &Engine,
-    pre: &WorldPre<EpisodeState>,
+    ready: &Ready,
     limits: &Limits,
     label: &str,
-    seed: Seed,
-    tape: &Tape,
+    sources: &Sources,
 ) -> wasmtime::Result<Live> {
-    let mut store = Store::new(engine, EpisodeState::new(label.into(), limits, seed, tape));
+    let mut store = Store::new(engine, EpisodeState::new(label.into(), limits, sources));
     store.limiter(EpisodeState::limiter);
     store.epoch_deadline_callback(|mut ctx| {
         if ctx.data_mut().past_deadline() {
@@ -161,8 +223,13 @@ async fn instantiate(
         ))
     });
     EpisodeState::arm_deadline(&mut store, limits);
-    let world = pre.instantiate_async(&mut store).await?;
-    Ok(Live { store, world })
+    let instance = ready.pre.instantiate_async(&mut store).await?;
+    let world = ready.indices.load(&mut store, &instance)?;
+    Ok(Live {
+        store,
+        world,
+        instance,
+    })
 }
 
 /// `sha256:` and the hex SHA-256 of `bytes`.

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use super::bindings::ToolResult;
 use super::bindings::agentenv::environment::types as wit;
 use super::convert;
-use super::determinism::{Seed, Tape};
+use super::determinism::{Seed, Sources};
 use super::environment::Environment;
-use super::error::CallError;
+use super::error::{CallError, ReplayError};
+use super::image::{Image, ImageError};
 use super::journal::{Answer, Journal, Op};
 use super::runner::{Maker, Runner};
 use super::threads::GuestThreads;
@@ -62,8 +63,7 @@ impl Episode {
         let maker = Maker {
             environment,
             label,
-            seed: Seed::fresh(),
-            tape: Tape::default(),
+            sources: Sources::new(Seed::fresh()),
         };
         let (live, start) = maker.start().await?;
         let journal = Journal::new(start);
@@ -87,13 +87,65 @@ impl Episode {
         let maker = Maker {
             environment,
             label,
-            seed,
-            tape: Tape::default(),
+            sources: Sources::new(seed),
         };
         let live = maker.replay(&journal).await.map_err(CallError::Replay)?;
         Ok(Self {
             runner: Runner::new(maker, live, journal, threads),
         })
+    }
+
+    /// An episode of `environment` with `seed` at the end of `journal`, instantiated from
+    /// `image` (made by [`Episode::image`] from the same environment, seed and journal): one
+    /// instantiation, whatever the journal's length.
+    ///
+    /// # Errors
+    /// [`CallError::Instantiate`]; [`CallError::Replay`] when the image does not stand at the
+    /// journal's end.
+    pub async fn from_image(
+        environment: Arc<Environment>,
+        label: String,
+        threads: &GuestThreads,
+        seed: Seed,
+        journal: Journal,
+        image: &Image,
+    ) -> Result<Self, CallError> {
+        if image.entries() != journal.len() {
+            return Err(CallError::Replay(ReplayError::Instantiate(format!(
+                "the image stands after {} journal entries, the journal has {}",
+                image.entries(),
+                journal.len()
+            ))));
+        }
+        let maker = Maker {
+            environment,
+            label,
+            sources: Sources::new(seed),
+        };
+        let live = maker.start_from(image).await?;
+        Ok(Self {
+            runner: Runner::new(maker, live, journal, threads),
+        })
+    }
+
+    /// A pre-initialised image of `environment` with `seed` at the end of `journal`, for
+    /// [`Episode::from_image`]: the journal is replayed (every call checked) into an
+    /// instrumented instance whose state is then compiled as a component of its own
+    /// (milliseconds to seconds, as compiling the environment).
+    ///
+    /// # Errors
+    /// [`ImageError`].
+    pub async fn image(
+        environment: Arc<Environment>,
+        seed: Seed,
+        journal: &Journal,
+    ) -> Result<Image, ImageError> {
+        let maker = Maker {
+            environment,
+            label: "image".into(),
+            sources: Sources::new(seed),
+        };
+        Image::build(&maker, journal).await
     }
 
     /// The environment this is an episode of.

@@ -17,10 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::sync::oneshot;
 
-use super::determinism::{Seed, Tape};
-use super::environment::{Environment, Live};
+use super::determinism::{Position, Reading, Seed, Sources};
+use super::environment::{Environment, Live, Ready};
 use super::episode::CallContext;
 use super::error::{CallError, Fault, ReplayError};
+use super::image::Image;
 use super::journal::{self, Answer, Journal, Op, Outcome};
 use super::threads::GuestThreads;
 
@@ -63,45 +64,51 @@ struct Ran {
     /// The caller context, back from the store.
     context: Option<CallContext>,
     /// The clock readings made meanwhile.
-    readings: Vec<super::determinism::Reading>,
+    readings: Vec<Reading>,
     /// Whether they departed from the tape's playback.
     clocks_differ: bool,
 }
 
-/// What makes an episode's instances: its environment, its seed and its clock tape.
+/// What makes an episode's instances: its environment, and the sources of its random and
+/// clocks.
 pub(crate) struct Maker {
     pub(crate) environment: Arc<Environment>,
     pub(crate) label: String,
-    pub(crate) seed: Seed,
-    pub(crate) tape: Tape,
+    pub(crate) sources: Sources,
 }
 
 impl Maker {
     /// A fresh instance, live, and the clock readings it made while starting.
-    pub(crate) async fn start(
-        &self,
-    ) -> Result<(Live, Vec<super::determinism::Reading>), CallError> {
-        self.tape.go_live();
+    pub(crate) async fn start(&self) -> Result<(Live, Vec<Reading>), CallError> {
+        self.sources.tape.go_live();
+        self.sources.dice.at(Position::Start);
         let live = self
             .environment
-            .instantiate(&self.label, self.seed, &self.tape)
+            .instantiate(&self.label, &self.sources)
             .await
             .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
-        Ok((live, self.tape.take().0))
+        Ok((live, self.sources.tape.take().0))
     }
 
-    /// Runs `op` on `live` with `context` for the `context` import and a fresh CPU deadline:
-    /// the outcome and the clock readings made meanwhile, with whether they departed from the
-    /// tape's playback, and the context back.
-    async fn run(&self, live: &mut Live, op: &Op, context: Option<CallContext>) -> Ran {
+    /// Runs `op`, the journal's entry `index`, on `live` with `context` for the `context`
+    /// import and a fresh CPU deadline: the outcome and the clock readings made meanwhile, with
+    /// whether they departed from the tape's playback, and the context back.
+    async fn run(
+        &self,
+        live: &mut Live,
+        index: usize,
+        op: &Op,
+        context: Option<CallContext>,
+    ) -> Ran {
         live.store.data_mut().call = context;
+        self.sources.dice.at(Position::Entry(index as u64));
         super::state::EpisodeState::arm_deadline(&mut live.store, self.environment.limits());
         let guest = live.world.agentenv_environment_env();
         let counted = Running::start(self.environment.running());
         let outcome = op.run(guest, &mut live.store).await;
         drop(counted);
         let context = live.store.data_mut().call.take();
-        let (readings, clocks_differ) = self.tape.take();
+        let (readings, clocks_differ) = self.sources.tape.take();
         Ran {
             outcome,
             context,
@@ -110,16 +117,40 @@ impl Maker {
         }
     }
 
+    /// An instance of `image`, live, its monotonic clock continuing from the image's.
+    pub(crate) async fn start_from(&self, image: &Image) -> Result<Live, CallError> {
+        self.sources.tape.resume(image.monotonic());
+        self.sources.dice.at(Position::Start);
+        let live = self
+            .environment
+            .instantiate_from(image.ready(), &self.label, &self.sources)
+            .await
+            .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
+        self.sources.tape.take();
+        Ok(live)
+    }
+
     /// A fresh instance brought to the end of `journal` by replaying it, each call checked
     /// against its recorded answer and clock readings; the tape is live again afterwards.
     pub(crate) async fn replay(&self, journal: &Journal) -> Result<Live, ReplayError> {
-        self.tape.play(&journal.start);
+        self.replay_from(self.environment.ready(), journal).await
+    }
+
+    /// [`Maker::replay`] into an instance of `ready`, a component derived from the
+    /// environment's.
+    pub(crate) async fn replay_from(
+        &self,
+        ready: &Ready,
+        journal: &Journal,
+    ) -> Result<Live, ReplayError> {
+        self.sources.tape.play(&journal.start);
+        self.sources.dice.at(Position::Start);
         let mut live = self
             .environment
-            .instantiate(&self.label, self.seed, &self.tape)
+            .instantiate_from(ready, &self.label, &self.sources)
             .await
             .map_err(|e| ReplayError::Instantiate(format!("{e:#}")))?;
-        if self.tape.take().1 {
+        if self.sources.tape.take().1 {
             return Err(ReplayError::Start);
         }
         for (index, entry) in journal.entries().enumerate() {
@@ -128,12 +159,14 @@ impl Maker {
                 op: "?".into(),
                 what: "the journal cannot be decoded".into(),
             })?;
-            self.tape.play(&entry.readings);
+            self.sources.tape.play(&entry.readings);
             let Ran {
                 outcome,
                 clocks_differ,
                 ..
-            } = self.run(&mut live, &entry.op, entry.context.clone()).await;
+            } = self
+                .run(&mut live, index, &entry.op, entry.context.clone())
+                .await;
             let diverged = |what: String| ReplayError::Diverged {
                 index,
                 op: entry.op.describe(),
@@ -152,7 +185,7 @@ impl Maker {
                 ));
             }
         }
-        self.tape.go_live();
+        self.sources.tape.go_live();
         Ok(live)
     }
 }
@@ -170,7 +203,7 @@ impl Runner {
     /// `journal`.
     pub(crate) fn new(maker: Maker, live: Live, journal: Journal, threads: &GuestThreads) -> Self {
         let environment = maker.environment.clone();
-        let seed = maker.seed;
+        let seed = maker.sources.seed;
         let (jobs, queue) = mpsc::channel(environment.limits().max_queued_calls.max(1));
         threads.spawn(serve(maker, live, journal, queue));
         Self {
@@ -273,7 +306,7 @@ impl Episode {
             context,
             readings,
             ..
-        } = self.maker.run(live, &op, context).await;
+        } = self.maker.run(live, self.journal.len(), &op, context).await;
         match outcome {
             Ok(answer) => {
                 let digest = journal::digest(&answer);
@@ -298,7 +331,7 @@ impl Episode {
             Ok((mut fresh, start)) => {
                 let Ran {
                     outcome, readings, ..
-                } = self.maker.run(&mut fresh, &op, None).await;
+                } = self.maker.run(&mut fresh, 0, &op, None).await;
                 match outcome {
                     Ok(Ok(answer)) => {
                         let digest = journal::digest(&Ok(Answer::Done));

@@ -1,5 +1,5 @@
 //! Snapshots: everything needed to rebuild an episode exactly, in memory and as a portable JSON
-//! file (format `envhost-snapshot`, version 1, described in `docs/snapshots.md`).
+//! file (format `envhost-snapshot`, version 2, described in `docs/snapshots.md`).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -16,7 +16,7 @@ use crate::protocol::tool_access::Rules;
 pub const FORMAT: &str = "envhost-snapshot";
 
 /// The snapshot file version this envhost writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// An episode at one point: its environment (by digest), seed, tool-access rules and journal.
 #[derive(Clone, Debug)]
@@ -77,7 +77,7 @@ impl Snapshot {
     /// Reads a snapshot file.
     ///
     /// # Errors
-    /// [`SnapshotFileError`] for anything but a well-formed version-1 snapshot.
+    /// [`SnapshotFileError`] for anything but a well-formed version-2 snapshot.
     pub fn from_file(bytes: &[u8]) -> Result<Self, SnapshotFileError> {
         let header: Header =
             serde_json::from_slice(bytes).map_err(|e| SnapshotFileError::Shape(e.to_string()))?;
@@ -382,8 +382,8 @@ mod tests {
     #[test]
     fn other_versions_and_shapes_are_refused() {
         assert!(matches!(
-            Snapshot::from_file(br#"{"format": "envhost-snapshot", "version": 2}"#),
-            Err(SnapshotFileError::Version { version: 2, .. })
+            Snapshot::from_file(br#"{"format": "envhost-snapshot", "version": 1}"#),
+            Err(SnapshotFileError::Version { version: 1, .. })
         ));
         assert!(matches!(
             Snapshot::from_file(b"[]"),

@@ -7,7 +7,7 @@ use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::determinism::{self, Seed, Tape};
+use super::determinism::{self, Sources};
 
 use super::bindings::agentenv::environment::{context, log, types};
 use super::engine::Limits;
@@ -116,10 +116,10 @@ pub struct EpisodeState {
 
 impl EpisodeState {
     /// A state with no WASI grants (no filesystem, network, environment variables or stdio),
-    /// WASI random from `seed` and clocks through `tape`.
-    pub fn new(label: String, limits: &Limits, seed: Seed, tape: &Tape) -> Self {
+    /// WASI random and clocks from `sources`.
+    pub(crate) fn new(label: String, limits: &Limits, sources: &Sources) -> Self {
         Self {
-            wasi: determinism::wasi_ctx(seed, tape),
+            wasi: determinism::wasi_ctx(sources),
             table: ResourceTable::new(),
             memory: MemoryCap {
                 cap: limits.memory_bytes,

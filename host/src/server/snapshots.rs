@@ -14,7 +14,7 @@ use super::reply;
 use super::state::{AppState, Current};
 use crate::host::{CreateError, Episode, SnapshotError};
 use crate::protocol::error::CodedError;
-use crate::runtime::CallError;
+use crate::runtime::{CallError, ImageError};
 
 /// Where a snapshot's file is served.
 pub fn snapshot_url(id: &str) -> String {
@@ -42,7 +42,7 @@ fn episode_created(episode: &Episode, snapshot: &str) -> Response {
 /// The coded error of `e`: 404 `snapshot_not_found`, 400 `invalid_snapshot`, 409
 /// `component_mismatch`, 409 `replay_diverged` (naming the journal entry), 503
 /// `too_many_snapshots` / `too_many_episodes` / `unavailable`, 429 `busy` (the last three with
-/// `Retry-After`).
+/// `Retry-After`), 500 `image_failed`.
 fn snapshot_error(e: &SnapshotError) -> Response {
     let (code, status) = match e {
         SnapshotError::Unknown(_) => ("snapshot_not_found", 404),
@@ -56,6 +56,8 @@ fn snapshot_error(e: &SnapshotError) -> Response {
             ("replay_diverged", 409)
         }
         SnapshotError::Restore(_) => ("unavailable", 503),
+        SnapshotError::Image(ImageError::Replay(_)) => ("replay_diverged", 409),
+        SnapshotError::Image(_) => ("image_failed", 500),
     };
     let mut error = CodedError::new(code, e.to_string());
     error.status = status;

@@ -12,6 +12,11 @@
 //!     makes that many slack_send_message calls on a seeded slack episode, then forks it that
 //!     many times (snapshot + restore by replay, each fork dropped after), and prints the fork
 //!     latency percentiles and the snapshot file's size.
+//! host_bench restore [--calls 1000] [--restores 100]
+//!     snapshots such an episode, makes the snapshot's pre-initialised image, and restores the
+//!     snapshot that many times from it (each restored episode checked and dropped). Prints the
+//!     restore percentiles, and the time and RSS making the image took, for it (which also
+//!     compiles the instrumented component) and for a snapshot taken one call later.
 //! ```
 
 use std::time::{Duration, Instant};
@@ -58,6 +63,15 @@ enum Bench {
         /// Forks measured.
         #[arg(long, default_value_t = 100)]
         forks: usize,
+    },
+    /// Restores of a snapshot of an episode after many tool calls, from its image.
+    Restore {
+        /// Tool calls made before the snapshot.
+        #[arg(long, default_value_t = 1_000)]
+        calls: usize,
+        /// Restores measured after the first.
+        #[arg(long, default_value_t = 100)]
+        restores: usize,
     },
 }
 
@@ -193,7 +207,10 @@ async fn calls(seconds: f64, episodes: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn fork(calls: usize, forks: usize) -> anyhow::Result<()> {
+/// A host with a slack episode seeded with a channel and then sent `calls` messages.
+async fn slack_after(
+    calls: usize,
+) -> anyhow::Result<(Host, std::sync::Arc<envhost::host::Episode>)> {
     let mut config = HostConfig::new(vec![EnvironmentConfig::new("slack", guest("slack"))]);
     config.max_episodes = 4;
     let host = Host::new(config).await?;
@@ -220,6 +237,11 @@ async fn fork(calls: usize, forks: usize) -> anyhow::Result<()> {
             "call {i} failed: {result:?}"
         );
     }
+    Ok((host, episode))
+}
+
+async fn fork(calls: usize, forks: usize) -> anyhow::Result<()> {
+    let (host, episode) = slack_after(calls).await?;
     let mut latencies = Vec::with_capacity(forks);
     let mut snapshot = String::new();
     for _ in 0..forks {
@@ -251,6 +273,63 @@ async fn fork(calls: usize, forks: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Makes snapshot `id`'s image: how long it took and the RSS it added, in KiB.
+async fn time_image(host: &Host, id: &str) -> anyhow::Result<(Duration, u64)> {
+    let before = rss_kib();
+    let started = Instant::now();
+    anyhow::ensure!(host.prepare_image(id).await?, "slack has no image");
+    Ok((started.elapsed(), rss_kib().saturating_sub(before)))
+}
+
+async fn restore(calls: usize, restores: usize) -> anyhow::Result<()> {
+    let (host, episode) = slack_after(calls).await?;
+    let id = host.snapshot(&episode).await?;
+    let (first_took, first_kib) = time_image(&host, &id).await?;
+    let mut latencies = Vec::with_capacity(restores);
+    for _ in 0..restores {
+        let started = Instant::now();
+        let restored = host.restore(&id).await?;
+        latencies.push(started.elapsed());
+        anyhow::ensure!(
+            restored.get_data().await? == episode.get_data().await?,
+            "the restored episode's data differs"
+        );
+        host.drop_episode(restored.id());
+        // The dropped episode's task ends, and its instance goes back to the pool, when it runs.
+        tokio::task::yield_now().await;
+    }
+    episode
+        .call_tool("slack_list_channels", Map::new(), Caller::default())
+        .await;
+    let another = host.snapshot(&episode).await?;
+    let (another_took, another_kib) = time_image(&host, &another).await?;
+    let metrics = host.metrics().encode();
+    anyhow::ensure!(
+        metrics.contains(&format!(
+            "envhost_restores_total{{from=\"image\"}} {restores}\n"
+        )),
+        "every restore came from the image: {metrics}"
+    );
+    latencies.sort();
+    println!(
+        "host_bench restore: slack after {calls} tool calls, {restores} restores from the snapshot's image, one thread"
+    );
+    println!(
+        "| restore p50 | restore p99 | restore max | first image made in | RSS it added | next image made in | RSS it added |\n|---|---|---|---|---|---|---|"
+    );
+    println!(
+        "| {:.3} ms | {:.3} ms | {:.3} ms | {:.1} ms | {:.1} MiB | {:.1} ms | {:.1} MiB |",
+        micros(percentile(&latencies, 0.50)) / 1e3,
+        micros(percentile(&latencies, 0.99)) / 1e3,
+        micros(latencies.last().copied().unwrap_or_default()) / 1e3,
+        micros(first_took) / 1e3,
+        first_kib as f64 / 1024.0,
+        micros(another_took) / 1e3,
+        another_kib as f64 / 1024.0
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -261,6 +340,7 @@ fn main() -> anyhow::Result<()> {
             Bench::Density { episodes, messages } => density(episodes, messages).await,
             Bench::Calls { seconds, episodes } => calls(seconds, episodes).await,
             Bench::Fork { calls, forks } => fork(calls, forks).await,
+            Bench::Restore { calls, restores } => restore(calls, restores).await,
         }
     })
 }

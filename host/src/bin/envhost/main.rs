@@ -88,6 +88,10 @@ struct Serve {
     /// core].
     #[arg(long)]
     guest_threads: Option<usize>,
+    /// Snapshots that keep a pre-initialised image, so their restores cost one instantiation;
+    /// the least recently restored loses its image first; 0 replays every restore.
+    #[arg(long, default_value_t = envhost::host::DEFAULT_SNAPSHOT_IMAGES)]
+    snapshot_images: usize,
 }
 
 /// How often free allocator memory is handed back to the system while serving.
@@ -137,6 +141,7 @@ fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
         Some(n) => Some(n),
         None => Some(std::thread::available_parallelism().map_or(2, usize::from)),
     };
+    config.snapshot_images = args.snapshot_images;
     Ok(config)
 }
 
