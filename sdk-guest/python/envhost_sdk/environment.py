@@ -13,7 +13,7 @@ import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, get_args, get_origin, is_typeddict
+from typing import Any, TypeVar, get_args, get_origin
 
 from . import schema as sch
 from .context import ToolContext
@@ -288,15 +288,29 @@ def _output_for(fn_name: str, hint: Any) -> tuple[str | None, dict[str, Any] | N
             return OUTPUT_OBJECT, builder.root({"additionalProperties": values or True,
                                                 "title": f"{fn_name}DictOutput", "type": "object"})
     elif isinstance(inner, type) and origin is None:
-        if is_typeddict(inner) or dataclasses.is_dataclass(inner):
-            body = builder.object_schema(sch.model_properties(inner), title=inner.__name__,
-                                         description=sch.model_description(inner))
+        if sch.is_model(inner):
+            body = builder.object_schema(_root_output_properties(inner), title=inner.__name__)
             return OUTPUT_OBJECT, builder.root(body)
         if inner not in (str, int, float, bool, bytes, type(None)):
             return None, None
     result = sch.Property("result", hint, True)
     body = builder.object_schema([result], title=f"{fn_name}Output")
     return OUTPUT_WRAPPED, builder.root(body)
+
+
+def _root_output_properties(model: type) -> list[sch.Property]:
+    """The properties of a model returned as a whole, as FastMCP copies it into a pydantic model:
+    without descriptions or titles, a TypedDict's optional keys defaulting to None, a dataclass
+    field required unless it has a plain default."""
+    props = []
+    for prop in sch.model_properties(model):
+        if sch.is_typeddict(model) and not prop.required:
+            props.append(sch.Property(prop.name, prop.hint, False, None))
+        elif prop.default is sch.NOTHING:
+            props.append(sch.Property(prop.name, prop.hint, True))
+        else:
+            props.append(sch.Property(prop.name, prop.hint, False, prop.default))
+    return props
 
 
 def request_schema(signature: Signature) -> dict[str, Any]:

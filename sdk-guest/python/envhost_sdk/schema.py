@@ -14,7 +14,7 @@ import inspect
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
 
 JsonObject = dict[str, Any]
 
@@ -65,7 +65,12 @@ def strip_annotated(hint: Any) -> tuple[Any, list[Any]]:
             return hint, metadata
 
 
-def _is_model(hint: Any) -> bool:
+def is_typeddict(hint: Any) -> bool:
+    """Whether a hint is a TypedDict class, of `typing` or of `typing_extensions`."""
+    return isinstance(hint, type) and issubclass(hint, dict) and hasattr(hint, "__required_keys__")
+
+
+def is_model(hint: Any) -> bool:
     """TypedDicts and dataclasses: the types pydantic lists under `$defs` and refers to."""
     return isinstance(hint, type) and (is_typeddict(hint) or dataclasses.is_dataclass(hint))
 
@@ -123,7 +128,7 @@ class SchemaBuilder:
             args = get_args(hint)
             values = self.schema(args[1]) if args else {}
             return {"additionalProperties": values if args and values else True, "type": "object"}
-        if _is_model(hint):
+        if is_model(hint):
             return self._model_ref(hint)
         raise SchemaError(f"no JSON Schema for the type {hint!r}")
 
@@ -180,11 +185,11 @@ def _literal_schema(values: tuple[Any, ...]) -> JsonObject:
 def _title_is_set(hint: Any) -> bool:
     """pydantic titles a field unless its type (under `Optional`) is a model it refers to."""
     hint, _ = strip_annotated(hint)
-    if _is_model(hint):
+    if is_model(hint):
         return False
     if is_union(hint):
         args = [a for a in get_args(hint) if a is not type(None)]
-        return not (len(args) == 1 and _is_model(strip_annotated(args[0])[0]))
+        return not (len(args) == 1 and is_model(strip_annotated(args[0])[0]))
     return True
 
 
@@ -206,11 +211,10 @@ def model_properties(model: type) -> list[Property]:
     hints = get_type_hints(model, include_extras=True)
     props: list[Property] = []
     if is_typeddict(model):
-        required_keys: frozenset[str] = getattr(model, "__required_keys__", frozenset(hints))
         for name, hint in hints.items():
             inner, metadata = strip_annotated(hint)
             field = field_of(metadata)
-            props.append(Property(name, inner, name in required_keys,
+            props.append(Property(name, inner, _typeddict_key_required(model, hint),
                                   description=field.description if field else None,
                                   title=field.title if field else None))
         return props
@@ -222,6 +226,18 @@ def model_properties(model: type) -> list[Property]:
                               default=default, description=field.description if field else None,
                               title=field.title if field else None))
     return props
+
+
+def _typeddict_key_required(model: type, hint: Any) -> bool:
+    """`Required[...]` and `NotRequired[...]` decide, else the class's totality (read from the
+    evaluated hint: with string annotations `__required_keys__` misses the qualifiers)."""
+    while get_origin(hint) is typing.Annotated:
+        hint = hint.__origin__
+    if get_origin(hint) is Required:
+        return True
+    if get_origin(hint) is NotRequired:
+        return False
+    return bool(getattr(model, "__total__", True))
 
 
 def sort_keys(value: Any, parent_key: str | None = None) -> Any:
