@@ -20,6 +20,10 @@ environment is mostly changing its imports::
 
     Env = export(Counter)  # the component's `env` export, which componentize-py looks for
 
+Import every module an environment uses at the top of its app module: componentize-py snapshots
+the interpreter after importing it, and the component has no filesystem, so a module first
+imported during a call is not found.
+
 What the host does for every environment, so that the guest never has to: resolving
 `{environment_name}` in tool names, validating tool arguments against their schemas, role and
 session parsing, per-role tool access, fetching `file://` and `https://` parts, and turning
