@@ -234,7 +234,7 @@ def _signature(fn: Callable[..., Any], what: str) -> Signature:
         if _is_context(hint):
             context_param = p.name
             continue
-        inner, metadata = sch.strip_annotated(hint)
+        _, metadata = sch.strip_annotated(hint)
         field_ = sch.field_of(metadata)
         default = p.default if p.default is not p.empty else sch.NOTHING
         if default is sch.NOTHING and field_ is not None and field_.has_default:
