@@ -1,18 +1,39 @@
 # The two set-up commands of the README, and their parts.
-#   make serve   serve the bundled slack example on 127.0.0.1:18765
-#   make test    build everything and run every test (Rust and Python)
-#   make lint    rustfmt and clippy, as CI runs them
+#   make serve       serve the bundled slack example on 127.0.0.1:18765
+#   make test        build everything and run every test (Rust and Python)
+#   make lint        rustfmt and clippy, as CI runs them
+#   make guests-py   build the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV))
 
 VENV ?= .venv
 PYTHON ?= python3
 COMPONENTS := guests/target/wasm32-wasip2/release
 ENVHOST := target/release/envhost
+# The venv of the Python guests' toolchain (componentize-py), and what every Python guest is built from.
+PY_BUILD_VENV ?= target/py-build-venv
+PY_SDK := sdk-guest/python
+PY_GUEST_DEPS := $(wildcard $(PY_SDK)/envhost_sdk/*.py) $(wildcard wit/environment/*.wit) $(PY_BUILD_VENV)/.installed
 
-.PHONY: serve test lint guests host venv
+.PHONY: serve test lint guests guests-rust guests-py host venv
 
-guests:
+guests: guests-rust guests-py
+
+guests-rust:
 	rustup target add wasm32-wasip2
 	cargo build --release --target wasm32-wasip2 --manifest-path guests/Cargo.toml
+
+guests-py: $(COMPONENTS)/slack-py.wasm
+
+$(PY_BUILD_VENV)/.installed: $(PY_SDK)/requirements-build.txt
+	$(PYTHON) -m venv $(PY_BUILD_VENV)
+	$(PY_BUILD_VENV)/bin/pip install --quiet --upgrade pip
+	$(PY_BUILD_VENV)/bin/pip install --quiet -r $(PY_SDK)/requirements-build.txt
+	touch $@
+
+# A Python guest: its app module (`app`, defining `Env`) and the SDK, pre-initialised into one component.
+$(COMPONENTS)/slack-py.wasm: guests/slack-py/app.py $(PY_GUEST_DEPS)
+	mkdir -p $(COMPONENTS)
+	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
+		-p guests/slack-py -p $(PY_SDK) -o $@
 
 host:
 	cargo build --release --workspace
@@ -30,7 +51,7 @@ $(VENV)/.installed: tests/python/requirements.txt
 
 test: guests host venv
 	cargo test --release --workspace
-	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python
+	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
 
 lint:
 	cargo fmt --all --check

@@ -5,6 +5,11 @@ serves them on free loopback ports: `envhost serve slack.wasm` and the reference
 (`reference/slack_env.py`, on the Python reference SDK) once per session, and extra servers where a
 test needs isolation. Every server is killed at the end of the session.
 
+The slack environment has several implementations (`SLACK_IMPLEMENTATIONS`: Rust, Python, ...),
+each a component envhost serves under the environment name `slack`. The fixtures that serve it
+(`envhost_server`, `envhost_chat`) are parametrized by implementation, so every test that uses them
+runs once per implementation, with the implementation's name in its id (`[slack-py]`).
+
 Helpers here speak the wire protocol directly (httpx), so the tests can check exact answers:
 `rpc` for the JSON-RPC data plane, `McpSession` for raw MCP over streamable HTTP, `reset_state` to
 give a test a clean server. Tests import them with `from conftest import ...`.
@@ -38,6 +43,7 @@ GUEST_RELEASE = REPO / "guests" / "target" / "wasm32-wasip2" / "release"
 SLACK_WASM = GUEST_RELEASE / "slack.wasm"
 FAULTY_WASM = GUEST_RELEASE / "faulty.wasm"
 REFERENCE_SCRIPT = HERE / "reference" / "slack_env.py"
+RUST_GUESTS_BUILD = ("cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path", "guests/Cargo.toml")
 
 CARD_PATH = "/.well-known/agent-env.json"
 STATS_URI = "urn:example:slack-stats/v1"
@@ -71,9 +77,35 @@ def envhost_bin() -> Path:
 
 @pytest.fixture(scope="session")
 def guests() -> dict[str, Path]:
-    """The guest components, built for wasm32-wasip2."""
-    _build(["cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path", "guests/Cargo.toml"])
+    """The Rust guest components, built for wasm32-wasip2."""
+    _build(list(RUST_GUESTS_BUILD))
     return {"slack": SLACK_WASM, "faulty": FAULTY_WASM}
+
+
+@dataclass(frozen=True)
+class SlackImplementation:
+    """One implementation of the slack environment: its component, and the command (run from the
+    repository root, quick when up to date) that builds it."""
+    component: Path
+    build: tuple[str, ...]
+
+
+#: Every implementation of the slack environment the suites run against, by name (the test id).
+SLACK_IMPLEMENTATIONS: dict[str, SlackImplementation] = {
+    "slack": SlackImplementation(SLACK_WASM, RUST_GUESTS_BUILD),
+    "slack-py": SlackImplementation(GUEST_RELEASE / "slack-py.wasm", ("make", "guests-py")),
+}
+
+_built_implementations: set[str] = set()
+
+
+def slack_component(implementation: str) -> Path:
+    """The component of a slack implementation, built once per session."""
+    chosen = SLACK_IMPLEMENTATIONS[implementation]
+    if implementation not in _built_implementations:
+        _build(list(chosen.build))
+        _built_implementations.add(implementation)
+    return chosen.component
 
 
 # ------------------------------------------------------------------------------------- servers
@@ -91,6 +123,8 @@ class Server:
     base_url: str
     process: subprocess.Popen
     log_path: Path
+    implementation: str | None = None
+    """The slack implementation it serves (a key of SLACK_IMPLEMENTATIONS), if it serves one."""
 
     def url(self, path: str) -> str:
         return f"{self.base_url}{path}"
@@ -138,13 +172,14 @@ class ServerPool:
     servers: list[Server] = field(default_factory=list)
     _labels: itertools.count = field(default_factory=itertools.count)
 
-    def _launch(self, label: str, argv: list[str], env: dict[str, str], port: int, probe_path: str) -> Server:
+    def _launch(self, label: str, argv: list[str], env: dict[str, str], port: int, probe_path: str,
+                implementation: str | None = None) -> Server:
         label = f"{label}-{next(self._labels)}"
         log_path = self.log_dir / f"{label}.log"
         with open(log_path, "wb") as log:
             process = subprocess.Popen(argv, cwd=REPO, env={**os.environ, **env}, stdout=log,
                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        server = Server(label, f"http://127.0.0.1:{port}", process, log_path)
+        server = Server(label, f"http://127.0.0.1:{port}", process, log_path, implementation)
         self.servers.append(server)
         _wait_until_ready(server, probe_path)
         return server
@@ -157,6 +192,15 @@ class ServerPool:
         # ENVIRONMENT_NAME from the outer environment must not leak into a server that didn't ask for it.
         env = {"ENVIRONMENT_NAME": "", **(env or {})}
         return self._launch(label, argv, env, port, "/ready")
+
+    def slack(self, implementation: str, *flags: str, env: dict[str, str] | None = None,
+              label: str = "envhost") -> Server:
+        """`envhost serve slack=<component>` of a slack implementation (see `envhost`)."""
+        argv_component = f"slack={slack_component(implementation)}"
+        port = free_port()
+        argv = [str(self.envhost_bin), "serve", argv_component, "--host", "127.0.0.1", "--port", str(port), *flags]
+        env = {"ENVIRONMENT_NAME": "", **(env or {})}
+        return self._launch(f"{label}-{implementation}", argv, env, port, "/ready", implementation)
 
     def reference(self, env: dict[str, str] | None = None, label: str = "reference") -> Server:
         """The reference slack environment (Python SDK), ready when its card answers 200."""
@@ -188,10 +232,11 @@ def outside_root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("outside-root")
 
 
-@pytest.fixture(scope="session")
-def envhost_server(pool, data_root) -> Server:
-    """`envhost serve slack.wasm`, shared by the session (use `envhost` for a clean one)."""
-    return pool.envhost(SLACK_WASM, "--data-root", str(data_root), label="envhost-slack")
+@pytest.fixture(scope="session", params=list(SLACK_IMPLEMENTATIONS), ids=list(SLACK_IMPLEMENTATIONS))
+def envhost_server(request, pool, data_root) -> Server:
+    """envhost serving a slack implementation (one per param), shared by the session (use
+    `envhost` for a clean one)."""
+    return pool.slack(request.param, "--data-root", str(data_root), label="envhost-slack")
 
 
 @pytest.fixture(scope="session")
@@ -200,10 +245,10 @@ def reference_server(pool) -> Server:
     return pool.reference(label="reference-slack")
 
 
-@pytest.fixture(scope="session")
-def envhost_chat(pool) -> Server:
-    """envhost slack.wasm served as ENVIRONMENT_NAME=chat."""
-    return pool.envhost(SLACK_WASM, env={"ENVIRONMENT_NAME": "chat"}, label="envhost-chat")
+@pytest.fixture(scope="session", params=list(SLACK_IMPLEMENTATIONS), ids=list(SLACK_IMPLEMENTATIONS))
+def envhost_chat(request, pool) -> Server:
+    """envhost serving a slack implementation (one per param) as ENVIRONMENT_NAME=chat."""
+    return pool.slack(request.param, env={"ENVIRONMENT_NAME": "chat"}, label="envhost-chat")
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 
 from conftest import (
-    CARD_PATH, HIDDEN_META, MCP_ACCEPT, ROLE_META, SESSION_META, SLACK_WASM, STATS_PATH, STATS_URI,
+    CARD_PATH, HIDDEN_META, MCP_ACCEPT, ROLE_META, SESSION_META, STATS_PATH, STATS_URI,
     McpSession, data_part, reset_state, rpc, rpc_post, run, seed, state, tool_access, visible_tools,
 )
 
@@ -126,13 +126,13 @@ def test_a_file_escaping_the_data_root_through_a_symlink_is_refused(envhost, dat
 
 
 @pytest.fixture(scope="module")
-def symlinked_root_server(pool, tmp_path_factory):
-    """envhost with a --data-root given as a symlink to the real directory (as /tmp is on macOS,
-    or a volume mounted through a link)."""
+def symlinked_root_server(pool, envhost_server, tmp_path_factory):
+    """envhost (the implementation of `envhost_server`) with a --data-root given as a symlink to
+    the real directory (as /tmp is on macOS, or a volume mounted through a link)."""
     real = tmp_path_factory.mktemp("real-data-root")
     link = real.parent / f"{real.name}-link"
     link.symlink_to(real, target_is_directory=True)
-    server = pool.envhost(SLACK_WASM, "--data-root", str(link), label="envhost-symlinked-root")
+    server = pool.slack(envhost_server.implementation, "--data-root", str(link), label="envhost-symlinked-root")
     return server, link
 
 
@@ -662,8 +662,8 @@ def test_card_is_served_to_head_too(envhost):
 
 
 @pytest.fixture(scope="module")
-def small_body_envhost(pool):
-    return pool.envhost(SLACK_WASM, "--max-body-bytes", "4096", label="envhost-small-body")
+def small_body_envhost(pool, envhost_server):
+    return pool.slack(envhost_server.implementation, "--max-body-bytes", "4096", label="envhost-small-body")
 
 
 @pytest.fixture

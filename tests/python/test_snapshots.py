@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 
-from conftest import FAULTY_WASM, SLACK_WASM, data_part, rpc, run
+from conftest import FAULTY_WASM, data_part, rpc, run
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
 
@@ -50,8 +50,8 @@ def seeded(server, messages: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def second_slack(pool):
-    return pool.envhost(SLACK_WASM, label="envhost-slack-second")
+def second_slack(pool, envhost_server):
+    return pool.slack(envhost_server.implementation, label="envhost-slack-second")
 
 
 @pytest.fixture(scope="module")

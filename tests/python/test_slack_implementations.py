@@ -1,0 +1,76 @@
+"""Where the slack implementations (SLACK_IMPLEMENTATIONS) differ from each other, asserted as
+differences, with why. Everything else they answer alike: test_clients.py and
+test_differential.py run once per implementation.
+
+- Schemas: slack-py derives them as pydantic does (the reference SDK's tools/list, byte for byte);
+  the Rust slack writes them with schemars (`["string", "null"]` for an optional string, no
+  property titles, its own key order). The host's card is tools/list's schema less its title, so
+  the cards differ the same way. Compared normalised (property names, required), all agree.
+- Validation texts of an extension request with a value of the wrong type: each SDK words its own
+  (`invalid_params` from both).
+"""
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from conftest import CARD_PATH, SLACK_IMPLEMENTATIONS, STATS_PATH, McpSession, reset_state, rpc
+
+SEND = "slack_send_message"
+
+
+@pytest.fixture(scope="module")
+def servers(pool) -> dict:
+    """One fresh server per implementation, side by side."""
+    return {name: pool.slack(name, label="envhost-side-by-side") for name in SLACK_IMPLEMENTATIONS}
+
+
+def listed(server) -> dict:
+    with McpSession(server) as session:
+        return {t["name"]: t for t in session.result("tools/list", {})["tools"]}
+
+
+def test_each_server_runs_its_own_component(servers):
+    """The suites' servers really serve the component of their implementation."""
+    for name, server in servers.items():
+        component = SLACK_IMPLEMENTATIONS[name].component
+        assert f"loading environment=slack component={component}" in server.log_tail(20000)
+
+
+def test_slack_py_lists_the_reference_schemas_byte_for_byte(servers, reference_server):
+    """slack-py's tools/list is the reference's exactly (schemas, key order, titles); the Rust
+    slack's schemas differ (schemars) where the differential suite normalises them away."""
+    reference, python, rust = listed(reference_server), listed(servers["slack-py"]), listed(servers["slack"])
+    assert json.dumps(python) == json.dumps(reference)
+    assert rust[SEND]["inputSchema"]["properties"]["to"]["type"] == ["string", "null"]
+    assert python[SEND]["inputSchema"]["properties"]["to"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    assert "title" not in rust[SEND]["inputSchema"]["properties"]["channel"]
+    assert python[SEND]["inputSchema"]["properties"]["channel"]["title"] == "Channel"
+
+
+def test_the_cards_differ_only_in_tool_schema_details(servers):
+    """The cards are the same but for each tool's inputSchema details (the schemas above, less
+    their titles): same names, descriptions, properties and required."""
+    cards = {name: httpx.get(server.url(CARD_PATH)).json() for name, server in servers.items()}
+    schemas = {name: [t.pop("inputSchema") for t in card["capabilities"]["tools"]] for name, card in cards.items()}
+    assert cards["slack-py"] == cards["slack"]
+    for ours, theirs in zip(schemas["slack-py"], schemas["slack"]):
+        assert list(ours["properties"]) == list(theirs["properties"])
+        assert ours.get("required") == theirs.get("required")
+    assert schemas["slack-py"] != schemas["slack"]
+
+
+def test_a_wrong_type_in_an_extension_request_is_worded_by_each_sdk(servers):
+    """Both answer 400 invalid_params; the message is each SDK's own (serde's, or the Python SDK's
+    `<name> must be <type>`)."""
+    answers = {}
+    for name, server in servers.items():
+        reset_state(server)
+        rpc(server, "data/add", {"parts": [{"kind": "data", "data": {"channels": [{"name": "general"}]}}]})
+        answers[name] = httpx.post(server.url(f"{STATS_PATH}/set-topic"), json={"channel": "general", "topic": 5})
+    for answer in answers.values():
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == "invalid_params"
+    assert answers["slack-py"].json()["error"]["message"] == "topic must be a string"
+    assert answers["slack"].json()["error"]["message"] != answers["slack-py"].json()["error"]["message"]
