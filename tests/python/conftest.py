@@ -1,9 +1,13 @@
 """Shared machinery of envhost's Python integration suite.
 
 At session start the suite builds envhost and the guest components (fast when up to date), then
-serves them on free loopback ports: `envhost serve slack.wasm` and the reference slack environment
-(`reference/slack_env.py`, on the Python reference SDK) once per session, and extra servers where a
-test needs isolation. Every server is killed at the end of the session.
+serves them on free loopback ports: `envhost serve <slack implementation>.wasm` and the reference
+slack environment (`reference/slack_env.py`, on the Python reference SDK) once per session, and
+extra servers where a test needs isolation. Every server is killed at the end of the session.
+
+The slack environment has several implementations (`SLACK_IMPLEMENTATIONS`: Rust, JavaScript); the
+session fixtures `envhost_server` and `envhost_chat` are parametrized over them, so every test that
+uses them runs once per implementation (test ids `[slack]`, `[slack-js]`; select with `-k`).
 
 Helpers here speak the wire protocol directly (httpx), so the tests can check exact answers:
 `rpc` for the JSON-RPC data plane, `McpSession` for raw MCP over streamable HTTP, `reset_state` to
@@ -36,6 +40,7 @@ REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 GUEST_RELEASE = REPO / "guests" / "target" / "wasm32-wasip2" / "release"
 SLACK_WASM = GUEST_RELEASE / "slack.wasm"
+SLACK_JS_WASM = GUEST_RELEASE / "slack-js.wasm"
 FAULTY_WASM = GUEST_RELEASE / "faulty.wasm"
 REFERENCE_SCRIPT = HERE / "reference" / "slack_env.py"
 
@@ -49,6 +54,24 @@ MCP_ACCEPT = "application/json, text/event-stream"
 
 STARTUP_TIMEOUT_S = 60.0
 BUILD_TIMEOUT_S = 1800
+
+RUST_GUESTS_BUILD = ("cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path", "guests/Cargo.toml")
+
+
+@dataclass(frozen=True)
+class SlackImplementation:
+    """One implementation of the slack environment: its component and the command that builds it
+    (run from the repository root). envhost serves it under the component's file stem, which is
+    the dict key."""
+    component: Path
+    build: tuple[str, ...]
+
+
+# The implementations of the slack environment that the envhost suites run against, by name.
+SLACK_IMPLEMENTATIONS: dict[str, SlackImplementation] = {
+    "slack": SlackImplementation(SLACK_WASM, RUST_GUESTS_BUILD),
+    "slack-js": SlackImplementation(SLACK_JS_WASM, ("make", "guests-js")),
+}
 
 
 # ------------------------------------------------------------------------------------- building
@@ -71,9 +94,11 @@ def envhost_bin() -> Path:
 
 @pytest.fixture(scope="session")
 def guests() -> dict[str, Path]:
-    """The guest components, built for wasm32-wasip2."""
-    _build(["cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path", "guests/Cargo.toml"])
-    return {"slack": SLACK_WASM, "faulty": FAULTY_WASM}
+    """The guest components, built: the Rust ones for wasm32-wasip2 and every slack implementation."""
+    builds = dict.fromkeys([RUST_GUESTS_BUILD, *(i.build for i in SLACK_IMPLEMENTATIONS.values())])
+    for build in builds:
+        _build(list(build))
+    return {"faulty": FAULTY_WASM, **{name: i.component for name, i in SLACK_IMPLEMENTATIONS.items()}}
 
 
 # ------------------------------------------------------------------------------------- servers
@@ -91,6 +116,8 @@ class Server:
     base_url: str
     process: subprocess.Popen
     log_path: Path
+    environment: str | None = None  # the name of the environment an envhost server serves first
+
 
     def url(self, path: str) -> str:
         return f"{self.base_url}{path}"
@@ -138,13 +165,14 @@ class ServerPool:
     servers: list[Server] = field(default_factory=list)
     _labels: itertools.count = field(default_factory=itertools.count)
 
-    def _launch(self, label: str, argv: list[str], env: dict[str, str], port: int, probe_path: str) -> Server:
+    def _launch(self, label: str, argv: list[str], env: dict[str, str], port: int, probe_path: str,
+                environment: str | None = None) -> Server:
         label = f"{label}-{next(self._labels)}"
         log_path = self.log_dir / f"{label}.log"
         with open(log_path, "wb") as log:
             process = subprocess.Popen(argv, cwd=REPO, env={**os.environ, **env}, stdout=log,
                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        server = Server(label, f"http://127.0.0.1:{port}", process, log_path)
+        server = Server(label, f"http://127.0.0.1:{port}", process, log_path, environment)
         self.servers.append(server)
         _wait_until_ready(server, probe_path)
         return server
@@ -156,7 +184,7 @@ class ServerPool:
         argv = [str(self.envhost_bin), "serve", str(component), "--host", "127.0.0.1", "--port", str(port), *flags]
         # ENVIRONMENT_NAME from the outer environment must not leak into a server that didn't ask for it.
         env = {"ENVIRONMENT_NAME": "", **(env or {})}
-        return self._launch(label, argv, env, port, "/ready")
+        return self._launch(label, argv, env, port, "/ready", Path(component).stem)
 
     def reference(self, env: dict[str, str] | None = None, label: str = "reference") -> Server:
         """The reference slack environment (Python SDK), ready when its card answers 200."""
@@ -188,10 +216,17 @@ def outside_root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("outside-root")
 
 
+@pytest.fixture(scope="session", params=list(SLACK_IMPLEMENTATIONS))
+def slack_implementation(request) -> str:
+    """The name of the slack implementation under test (a key of SLACK_IMPLEMENTATIONS)."""
+    return request.param
+
+
 @pytest.fixture(scope="session")
-def envhost_server(pool, data_root) -> Server:
-    """`envhost serve slack.wasm`, shared by the session (use `envhost` for a clean one)."""
-    return pool.envhost(SLACK_WASM, "--data-root", str(data_root), label="envhost-slack")
+def envhost_server(pool, data_root, slack_implementation) -> Server:
+    """`envhost serve <implementation>.wasm`, shared by the session (use `envhost` for a clean one)."""
+    component = SLACK_IMPLEMENTATIONS[slack_implementation].component
+    return pool.envhost(component, "--data-root", str(data_root), label=f"envhost-{slack_implementation}")
 
 
 @pytest.fixture(scope="session")
@@ -201,9 +236,10 @@ def reference_server(pool) -> Server:
 
 
 @pytest.fixture(scope="session")
-def envhost_chat(pool) -> Server:
-    """envhost slack.wasm served as ENVIRONMENT_NAME=chat."""
-    return pool.envhost(SLACK_WASM, env={"ENVIRONMENT_NAME": "chat"}, label="envhost-chat")
+def envhost_chat(pool, slack_implementation) -> Server:
+    """envhost serving the slack implementation under test as ENVIRONMENT_NAME=chat."""
+    component = SLACK_IMPLEMENTATIONS[slack_implementation].component
+    return pool.envhost(component, env={"ENVIRONMENT_NAME": "chat"}, label=f"envhost-chat-{slack_implementation}")
 
 
 @pytest.fixture(scope="session")
@@ -220,7 +256,7 @@ def envhost(request, envhost_server):
         reset_state(envhost_server)
         yield envhost_server
         return
-    created = httpx.post(envhost_server.url("/episodes"), json={"environment": "slack"})
+    created = httpx.post(envhost_server.url("/episodes"), json={"environment": envhost_server.environment})
     assert created.status_code == 201, created.text
     answer = created.json()
     yield dataclasses.replace(

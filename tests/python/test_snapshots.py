@@ -10,7 +10,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 
-from conftest import FAULTY_WASM, SLACK_WASM, data_part, rpc, run
+from conftest import FAULTY_WASM, SLACK_IMPLEMENTATIONS, data_part, rpc, run
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
 
@@ -18,7 +18,7 @@ CHANNELS = [{"name": "general"}, {"name": "random"}]
 
 
 def create(server) -> str:
-    response = httpx.post(server.url("/episodes"), json={"environment": "slack"}, timeout=30)
+    response = httpx.post(server.url("/episodes"), json={"environment": server.environment}, timeout=30)
     assert response.status_code == 201, response.text
     return server.url(response.json()["url"].rstrip("/"))
 
@@ -49,8 +49,10 @@ def seeded(server, messages: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def second_slack(pool):
-    return pool.envhost(SLACK_WASM, label="envhost-slack-second")
+def second_slack(pool, slack_implementation):
+    """A second server of the slack implementation under test."""
+    component = SLACK_IMPLEMENTATIONS[slack_implementation].component
+    return pool.envhost(component, label=f"envhost-{slack_implementation}-second")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import { ToolContext } from "./context.js";
 import { AgentEnvError, toWitError } from "./errors.js";
 import { log } from "./log.js";
 import { fromWitPart, toWitPart } from "./parts.js";
-import { Shape, inputSchema, outputShape } from "./schema.js";
+import { Shape, inputSchema, outputShape, typeMismatch } from "./schema.js";
 
 /** MCP annotation keys, in the order of the WIT `tool-annotations` record. */
 const ANNOTATION_KEYS = ["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
@@ -209,8 +209,10 @@ export class Environment {
   }
 
   /**
-   * Declares an extension method; `handler(request, ctx)` receives the request object (checked
-   * and coerced by the host) and answers a JSON value (null and undefined answer `{}`).
+   * Declares an extension method; `handler(request, ctx)` receives the request object (its
+   * required and unknown keys checked and its GET query strings coerced by the host, its types
+   * checked against `request` here: a mismatch answers 400 `invalid_params`) and answers a JSON
+   * value (null and undefined answer `{}`).
    *
    * Methods sharing a `uri` merge into one card entry. With `op`, each method has its own route
    * `/agentenv/ext/<slug>/<op>`; without it the extension has this one method, served at
@@ -238,8 +240,10 @@ export class Environment {
     if (entry.info.layout === "single" && entry.methods.length > 0) {
       throw new DefinitionError(`extension ${uri}: a handler without op must be the extension's only method`);
     }
+    const schema = inputSchema(request, undefined);
     entry.methods.push({
-      info: { op: name, httpMethod: method.toUpperCase(), requestSchema: JSON.stringify(inputSchema(request, undefined)), path },
+      info: { op: name, httpMethod: method.toUpperCase(), requestSchema: JSON.stringify(schema), path },
+      schema,
       handler,
     });
     return this;
@@ -355,8 +359,11 @@ export class Environment {
     if (method === undefined) {
       throw toWitError(new AgentEnvError("not_found", `no extension method ${uri} ${op}`, { status: 404 }));
     }
+    const request = JSON.parse(requestJson);
+    const mismatch = typeMismatch(request, method.schema);
+    if (mismatch !== null) throw toWitError(new AgentEnvError("invalid_params", mismatch));
     try {
-      const answer = toJson(method.handler(JSON.parse(requestJson), ToolContext.current()));
+      const answer = toJson(method.handler(request, ToolContext.current()));
       return answer === null ? "{}" : JSON.stringify(answer);
     } catch (error) {
       if (!(error instanceof AgentEnvError)) log.error(`extension ${uri} ${op} failed`, { error: String(error?.stack ?? error) });

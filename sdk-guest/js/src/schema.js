@@ -142,3 +142,83 @@ export function outputShape(returns, title) {
   const wrapped = { type: "object", properties: { result: returns }, required: ["result"], title };
   return { shape: Shape.WRAPPED, schema: withDefinitions(wrapped) };
 }
+
+/** How a JSON value reads in a type error, as serde words it: integer `5`, string "x", map... */
+function describeValue(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "sequence";
+  switch (typeof value) {
+    case "boolean":
+      return `boolean \`${value}\``;
+    case "number":
+      return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+    case "string":
+      return `string ${JSON.stringify(value)}`;
+    default:
+      return "map";
+  }
+}
+
+/** What a JSON Schema type expects, as serde words it. */
+const EXPECTED = {
+  string: "a string",
+  integer: "an integer",
+  number: "a number",
+  boolean: "a boolean",
+  array: "a sequence",
+  object: "a map",
+  null: "null",
+};
+
+/** Whether `value` is of JSON Schema type `type`. */
+function isOfType(value, type) {
+  switch (type) {
+    case "null":
+      return value === null;
+    case "array":
+      return Array.isArray(value);
+    case "object":
+      return value !== null && typeof value === "object" && !Array.isArray(value);
+    case "integer":
+      return Number.isInteger(value);
+    default:
+      return typeof value === type;
+  }
+}
+
+/**
+ * The first type mismatch of `value` against `schema`'s `type`, `items` and `properties`
+ * keywords (named definitions resolved), as `invalid type: <value>, expected <type> at '<path>'`;
+ * null when it matches. The host checks an extension request's required and unknown keys; this
+ * checks its types, as the Rust SDK's typed requests do.
+ * @param {unknown} value
+ * @param {object} schema
+ * @param {string} [path]
+ * @returns {string|null}
+ */
+export function typeMismatch(value, schema, path = "") {
+  const named = NAMED.get(schema);
+  if (named !== undefined) return typeMismatch(value, named.schema, path);
+  if (schema === null || typeof schema !== "object") return null;
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (!types.some((type) => isOfType(value, type))) {
+      const expected = types.map((type) => EXPECTED[type] ?? type).join(" or ");
+      return `invalid type: ${describeValue(value)}, expected ${expected}${path === "" ? "" : ` at '${path}'`}`;
+    }
+  }
+  if (Array.isArray(value) && schema.items !== undefined) {
+    for (const [i, item] of value.entries()) {
+      const mismatch = typeMismatch(item, schema.items, `${path}[${i}]`);
+      if (mismatch !== null) return mismatch;
+    }
+  }
+  if (isOfType(value, "object") && schema.properties !== undefined) {
+    for (const [key, property] of Object.entries(schema.properties)) {
+      if (!Object.hasOwn(value, key)) continue;
+      const mismatch = typeMismatch(value[key], property, path === "" ? key : `${path}.${key}`);
+      if (mismatch !== null) return mismatch;
+    }
+  }
+  return null;
+}
