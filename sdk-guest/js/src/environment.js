@@ -82,6 +82,12 @@ function toolResult(value, shape) {
   return { content, structuredContent, isError: false };
 }
 
+/** Logs an exception other than an AgentEnvError: a handler's bug, answered as a coded error. */
+function logUnexpected(what, error) {
+  if (error instanceof AgentEnvError) return;
+  log.error(`${what} failed`, { error: String(error), stack: error instanceof Error ? String(error.stack) : null });
+}
+
 /** The handler's name, for schema titles and single-method extension routes. */
 function handlerName(handler, fallback) {
   return handler.name || fallback;
@@ -303,7 +309,7 @@ export class Environment {
     try {
       return handler(...args);
     } catch (error) {
-      if (!(error instanceof AgentEnvError)) log.error(`data ${operation} failed`, { error: String(error?.stack ?? error) });
+      logUnexpected(`data ${operation}`, error);
       throw toWitError(error, "internal_error", 500);
     }
   }
@@ -348,7 +354,7 @@ export class Environment {
       const args = withDefaults(JSON.parse(argumentsJson), tool.args);
       return toolResult(tool.handler(args, ToolContext.current()), tool.shape);
     } catch (error) {
-      if (!(error instanceof AgentEnvError)) log.error(`tool ${name} failed`, { error: String(error?.stack ?? error) });
+      logUnexpected(`tool ${name}`, error);
       throw toWitError(error, "internal_error", 500);
     }
   }
@@ -366,7 +372,7 @@ export class Environment {
       const answer = toJson(method.handler(request, ToolContext.current()));
       return answer === null ? "{}" : JSON.stringify(answer);
     } catch (error) {
-      if (!(error instanceof AgentEnvError)) log.error(`extension ${uri} ${op} failed`, { error: String(error?.stack ?? error) });
+      logUnexpected(`extension ${uri} ${op}`, error);
       throw toWitError(error, "extension_failed", 500);
     }
   }
