@@ -178,6 +178,10 @@ export interface EnvExport {
 /** An agent environment: declare its tools, extensions and data plane, then export `exports()` as `env`. */
 export class Environment {
   constructor(options: { name: string; toolAccess?: boolean });
+  /** The card's name. */
+  readonly name: string;
+  /** Whether the host enforces per-role tool access. */
+  readonly toolAccess: boolean;
   /** Serves `data/reset`. */
   onReset(handler: () => void): this;
   /** Serves `data/add`: load every part or none (throw an AgentEnvError). */

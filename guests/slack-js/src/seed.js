@@ -38,7 +38,9 @@ function list(payload, key) {
 export class Staged {
   /** Starts from the current channels. */
   constructor(channels) {
+    /** The channels after this add: copies of the current ones, with this add's upserts. */
     this.channels = channels.map((c) => ({ ...c }));
+    /** The messages this add appends. */
     this.messages = [];
   }
 

@@ -117,6 +117,13 @@ function withDefaults(args, properties) {
  * module-level variables are the episode's state.
  */
 export class Environment {
+  /** The tools by declared name: `{info, id, args, shape, handler}`. */
+  #tools = new Map();
+  /** The extensions in card order: `{info, methods: [{info, schema, handler}]}`. */
+  #extensions = [];
+  /** The data-plane handlers by operation (`reset`, `add`, `get`). */
+  #handlers = {};
+
   /**
    * @param {{name: string, toolAccess?: boolean}} options the card's `name` (unless
    *   `ENVIRONMENT_NAME` overrides it), and `toolAccess` for per-role tool access enforced by the
@@ -124,11 +131,10 @@ export class Environment {
    */
   constructor({ name, toolAccess = false }) {
     if (typeof name !== "string" || name === "") throw new DefinitionError("Environment: name must be a non-empty string");
+    /** The card's name. */
     this.name = name;
+    /** Whether the host enforces per-role tool access. */
     this.toolAccess = Boolean(toolAccess);
-    this.tools = new Map();
-    this.extensions = [];
-    this.handlers = {};
   }
 
   /**
@@ -159,8 +165,8 @@ export class Environment {
   /** Registers the handler of a data-plane operation. */
   #operation(operation, handler) {
     requireFunction(handler, `data ${operation}`);
-    if (this.handlers[operation] !== undefined) throw new DefinitionError(`data ${operation}: already has a handler`);
-    this.handlers[operation] = handler;
+    if (this.#handlers[operation] !== undefined) throw new DefinitionError(`data ${operation}: already has a handler`);
+    this.#handlers[operation] = handler;
     return this;
   }
 
@@ -187,7 +193,7 @@ export class Environment {
     const { name, description = null, args = {}, returns, annotations = null, meta = null, hiddenByDefault = false } = spec;
     requireFunction(handler, `tool ${name}`);
     if (typeof name !== "string" || name === "") throw new DefinitionError("tool: name must be a non-empty string");
-    if (this.tools.has(name)) throw new DefinitionError(`tool ${name}: declared twice`);
+    if (this.#tools.has(name)) throw new DefinitionError(`tool ${name}: declared twice`);
     const unresolved = name.replaceAll("{environment_name}", "").match(/\{[^}]*\}/);
     if (unresolved) throw new DefinitionError(`tool ${name}: unknown placeholder ${unresolved[0]}`);
     if (annotations !== null) {
@@ -196,7 +202,7 @@ export class Environment {
     }
     const id = handlerName(handler, name.replaceAll("{environment_name}_", ""));
     const output = outputShape(returns, `${id}Output`);
-    this.tools.set(name, {
+    this.#tools.set(name, {
       info: {
         name,
         description,
@@ -268,10 +274,10 @@ export class Environment {
   /** The card entry of extension `uri`, created on first use. */
   #extensionEntry(uri, description, params, required, layout) {
     if (typeof uri !== "string" || uri === "") throw new DefinitionError("extension: uri must be a non-empty string");
-    let entry = this.extensions.find((e) => e.info.uri === uri);
+    let entry = this.#extensions.find((e) => e.info.uri === uri);
     if (entry === undefined) {
       entry = { info: { uri, description: null, params: null, required: null, layout }, methods: [] };
-      this.extensions.push(entry);
+      this.#extensions.push(entry);
     } else if (entry.info.layout !== layout) {
       throw new DefinitionError(`extension ${uri}: a handler without op must be the extension's only method`);
     }
@@ -288,9 +294,9 @@ export class Environment {
   describe() {
     return {
       name: this.name,
-      tools: [...this.tools.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((t) => t.info),
-      extensions: this.extensions.map((e) => ({ ...e.info, methods: e.methods.map((m) => m.info) })),
-      operations: OPERATIONS.map(([op]) => op).filter((op) => this.handlers[op] !== undefined),
+      tools: [...this.#tools.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((t) => t.info),
+      extensions: this.#extensions.map((e) => ({ ...e.info, methods: e.methods.map((m) => m.info) })),
+      operations: OPERATIONS.map(([op]) => op).filter((op) => this.#handlers[op] !== undefined),
       toolAccess: this.toolAccess,
     };
   }
@@ -301,7 +307,7 @@ export class Environment {
    * @param {unknown[]} args
    */
   #runOperation(operation, args) {
-    const handler = this.handlers[operation];
+    const handler = this.#handlers[operation];
     if (handler === undefined) {
       const [, wire] = OPERATIONS.find(([op]) => op === operation);
       throw toWitError(new AgentEnvError("not_served", `${wire} is not served`));
@@ -348,7 +354,7 @@ export class Environment {
 
   /** Calls tool `name` (as declared) with its JSON arguments; throws the WIT error of a failure. */
   callTool(name, argumentsJson) {
-    const tool = this.tools.get(name);
+    const tool = this.#tools.get(name);
     if (tool === undefined) throw toWitError(new AgentEnvError("unknown_tool", `Unknown tool: ${name}`));
     try {
       const args = withDefaults(JSON.parse(argumentsJson), tool.args);
@@ -361,7 +367,7 @@ export class Environment {
 
   /** Calls method `op` of extension `uri` with its JSON request; throws the WIT error of a failure. */
   callExtension(uri, op, requestJson) {
-    const method = this.extensions.find((e) => e.info.uri === uri)?.methods.find((m) => m.info.op === op);
+    const method = this.#extensions.find((e) => e.info.uri === uri)?.methods.find((m) => m.info.op === op);
     if (method === undefined) {
       throw toWitError(new AgentEnvError("not_found", `no extension method ${uri} ${op}`, { status: 404 }));
     }
