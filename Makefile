@@ -1,8 +1,9 @@
 # The two set-up commands of the README, and their parts.
 #   make serve       serve the bundled slack example on 127.0.0.1:18765
-#   make test        build everything and run every test (Rust and Python)
+#   make test        build everything and run every test (Rust, Python, JavaScript)
 #   make lint        rustfmt and clippy, as CI runs them
-#   make guests-py   build the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV))
+#   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm
+#   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -13,9 +14,9 @@ PY_BUILD_VENV ?= target/py-build-venv
 PY_SDK := sdk-guest/python
 PY_GUEST_DEPS := $(wildcard $(PY_SDK)/envhost_sdk/*.py) $(wildcard wit/environment/*.wit) $(PY_BUILD_VENV)/.installed
 
-.PHONY: serve test lint guests guests-rust guests-py host venv
+.PHONY: serve test lint guests guests-rust guests-py guests-js test-js host venv
 
-guests: guests-rust guests-py
+guests: guests-rust guests-py guests-js
 
 guests-rust:
 	rustup target add wasm32-wasip2
@@ -35,6 +36,16 @@ $(COMPONENTS)/slack-py.wasm: guests/slack-py/app.py $(PY_GUEST_DEPS)
 	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
 		-p guests/slack-py -p $(PY_SDK) -o $@
 
+# npm ci installs exactly package-lock.json (the SDK from sdk-guest/js, componentize-qjs from npm).
+guests-js:
+	cd guests/slack-js && npm ci --no-audit --no-fund --loglevel=error
+	mkdir -p $(COMPONENTS)
+	cd guests/slack-js && npm run --silent build
+
+# The JavaScript SDK's unit tests (node's test runner).
+test-js:
+	cd sdk-guest/js && npm test
+
 host:
 	cargo build --release --workspace
 
@@ -51,6 +62,7 @@ $(VENV)/.installed: tests/python/requirements.txt
 
 test: guests host venv
 	cargo test --release --workspace
+	$(MAKE) test-js
 	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
 
 lint:

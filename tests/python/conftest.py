@@ -1,11 +1,11 @@
 """Shared machinery of envhost's Python integration suite.
 
 At session start the suite builds envhost and the guest components (fast when up to date), then
-serves them on free loopback ports: `envhost serve slack.wasm` and the reference slack environment
-(`reference/slack_env.py`, on the Python reference SDK) once per session, and extra servers where a
-test needs isolation. Every server is killed at the end of the session.
+serves them on free loopback ports: `envhost serve <slack implementation>.wasm` and the reference
+slack environment (`reference/slack_env.py`, on the Python reference SDK) once per session, and
+extra servers where a test needs isolation. Every server is killed at the end of the session.
 
-The slack environment has several implementations (`SLACK_IMPLEMENTATIONS`: Rust, Python, ...),
+The slack environment has several implementations (`SLACK_IMPLEMENTATIONS`: Rust, Python, JavaScript),
 each a component envhost serves under the environment name `slack`. The fixtures that serve it
 (`envhost_server`, `envhost_chat`) are parametrized by implementation, so every test that uses them
 runs once per implementation, with the implementation's name in its id (`[slack-py]`).
@@ -56,6 +56,8 @@ MCP_ACCEPT = "application/json, text/event-stream"
 STARTUP_TIMEOUT_S = 60.0
 BUILD_TIMEOUT_S = 1800
 
+RUST_GUESTS_BUILD = ("cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path", "guests/Cargo.toml")
+
 
 # ------------------------------------------------------------------------------------- building
 
@@ -94,6 +96,7 @@ class SlackImplementation:
 SLACK_IMPLEMENTATIONS: dict[str, SlackImplementation] = {
     "slack": SlackImplementation(SLACK_WASM, RUST_GUESTS_BUILD),
     "slack-py": SlackImplementation(GUEST_RELEASE / "slack-py.wasm", ("make", "guests-py")),
+    "slack-js": SlackImplementation(GUEST_RELEASE / "slack-js.wasm", ("make", "guests-js")),
 }
 
 _built_implementations: set[str] = set()

@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { AgentEnvError, DefinitionError, Environment, ToolResult, decodeUtf8, s } from "../index.js";
+import { records, setCall } from "./wit-mocks.js";
+
+const encoder = new TextEncoder();
+
+function call(tool, args, role = "alice") {
+  return { caller: { role, session: "s1" }, tool, arguments: JSON.stringify(args), callId: "0".repeat(32) };
+}
+
+function counter() {
+  let count = 0;
+  const env = new Environment({ name: "counter" })
+    .tool(
+      { name: "{environment_name}_add", description: "Add.", args: { by: s.integer(), note: s.optional(s.nullable(s.string())) }, returns: s.integer() },
+      function add({ by, note }, ctx) {
+        if (by < 0) throw new AgentEnvError("negative", "by must be positive", { hint: "use a positive number" });
+        if (by === 13) throw new RangeError("unlucky");
+        count += by;
+        return { count, note, role: ctx.caller.role }.count;
+      },
+    )
+    .tool({ name: "{environment_name}_show", annotations: { readOnlyHint: true } }, function show(_args, ctx) {
+      return [{ count }, ctx.tool];
+    });
+  return env.exports();
+}
+
+test("describe lists tools by handler name, with titled schemas and output shapes", () => {
+  const info = counter().describe();
+  assert.deepEqual(info.tools.map((t) => t.name), ["{environment_name}_add", "{environment_name}_show"]);
+  const [add, show] = info.tools;
+  assert.deepEqual(JSON.parse(add.inputSchema), {
+    type: "object",
+    properties: { by: { type: "integer" }, note: { type: ["string", "null"], default: null } },
+    required: ["by"],
+    title: "addArguments",
+  });
+  assert.deepEqual(JSON.parse(add.outputSchema), {
+    type: "object", properties: { result: { type: "integer" } }, required: ["result"], title: "addOutput",
+  });
+  assert.equal(show.outputSchema, null);
+  assert.deepEqual(show.annotations, { title: null, readOnlyHint: true, destructiveHint: null, idempotentHint: null, openWorldHint: null });
+  assert.deepEqual(info.operations, []);
+  assert.equal(info.toolAccess, false);
+});
+
+test("a tool gets its defaults and context, and answers wrapped structured content", () => {
+  const env = counter();
+  setCall(call("counter_add", { by: 2 }));
+  assert.deepEqual(env.callTool("{environment_name}_add", '{"by": 2}'), {
+    content: [{ tag: "text", val: "2" }], structuredContent: '{"result":2}', isError: false,
+  });
+  setCall(call("counter_show", {}));
+  assert.deepEqual(env.callTool("{environment_name}_show", "{}"), {
+    content: [{ tag: "text", val: '{\n  "count": 2\n}' }, { tag: "text", val: "counter_show" }],
+    structuredContent: null,
+    isError: false,
+  });
+});
+
+test("errors become WIT env-errors: coded, unknown tool, unexpected exception", () => {
+  const env = counter();
+  setCall(call("counter_add", { by: -1 }));
+  assert.throws(() => env.callTool("{environment_name}_add", '{"by": -1}'), (e) => {
+    assert.deepEqual(e, { code: "negative", message: "by must be positive", retryable: false, applied: "no", hint: "use a positive number", status: 400 });
+    return true;
+  });
+  assert.throws(() => env.callTool("nope", "{}"), (e) => e.code === "unknown_tool" && e.message === "Unknown tool: nope");
+  records.length = 0;
+  assert.throws(() => env.callTool("{environment_name}_add", '{"by": 13}'), (e) => {
+    assert.deepEqual(e, { code: "internal_error", message: "RangeError: unlucky", retryable: false, applied: "unknown", hint: null, status: 500 });
+    return true;
+  });
+  assert.equal(records[0][0], "error");
+  assert.throws(() => env.reset(), (e) => e.code === "not_served" && e.message === "data/reset is not served");
+});
+
+test("the data plane converts parts both ways", () => {
+  let loaded;
+  const env = new Environment({ name: "d" })
+    .onAddData((parts) => {
+      loaded = parts;
+    })
+    .onGetData(() => [{ kind: "data", data: { a: 1 } }, { kind: "file", file: { uri: "/x" }, name: "x.json" }])
+    .exports();
+  env.addData([
+    { tag: "text", val: { text: "t", metadata: null } },
+    { tag: "data", val: { data: '{"a":1}', metadata: '{"m":true}' } },
+    { tag: "file", val: { file: { tag: "bytes", val: [123, 125] }, mimeType: undefined, name: "f.json", metadata: undefined } },
+  ]);
+  assert.deepEqual(loaded, [
+    { kind: "text", text: "t", metadata: null },
+    { kind: "data", data: { a: 1 }, metadata: { m: true } },
+    { kind: "file", file: { bytes: new Uint8Array([123, 125]) }, mimeType: null, name: "f.json", metadata: null },
+  ]);
+  assert.deepEqual(env.getData(), [
+    { tag: "data", val: { data: '{"a":1}', metadata: null } },
+    { tag: "file", val: { file: { tag: "uri", val: "/x" }, mimeType: null, name: "x.json", metadata: null } },
+  ]);
+  assert.deepEqual(env.describe().operations, ["add", "get"]);
+});
+
+test("extensions merge by uri, check request types and answer {} for nothing", () => {
+  const env = new Environment({ name: "e" })
+    .extension({ uri: "urn:x:stats/v1", op: "get", method: "get", description: "Stats." }, () => undefined)
+    .extension({ uri: "urn:x:stats/v1", op: "set", request: { n: s.integer(), tags: s.optional(s.array(s.string())) } }, ({ n }) => ({ n }))
+    .extension({ uri: "urn:x:ping/v1" }, function ping() {
+      throw new Error("down");
+    })
+    .exports();
+  const [stats, ping] = env.describe().extensions;
+  assert.equal(stats.layout, "per-method");
+  assert.deepEqual(stats.methods.map((m) => [m.op, m.httpMethod]), [["get", "GET"], ["set", "POST"]]);
+  assert.deepEqual([ping.layout, ping.methods[0].op], ["single", "ping"]);
+  assert.equal(env.callExtension("urn:x:stats/v1", "get", "{}"), "{}");
+  assert.equal(env.callExtension("urn:x:stats/v1", "set", '{"n": 3}'), '{"n":3}');
+  assert.throws(() => env.callExtension("urn:x:stats/v1", "set", '{"n": "3"}'),
+    (e) => e.code === "invalid_params" && e.message === 'invalid type: string "3", expected an integer at \'n\'');
+  assert.throws(() => env.callExtension("urn:x:stats/v1", "set", '{"n": 1, "tags": ["a", 2]}'),
+    (e) => e.message === "invalid type: integer `2`, expected a string at 'tags[1]'");
+  assert.throws(() => env.callExtension("urn:x:ping/v1", "ping", "{}"),
+    (e) => e.code === "extension_failed" && e.status === 500 && e.applied === "unknown");
+  assert.throws(() => env.callExtension("urn:x:nope/v1", "get", "{}"), (e) => e.code === "not_found" && e.status === 404);
+});
+
+test("named schemas are listed once under $defs; an object result is its own structured content", () => {
+  const Item = s.named("Item", s.object({ id: s.integer() }));
+  const env = new Environment({ name: "n" })
+    .tool({ name: "items", returns: s.array(Item) }, function items() {
+      return [{ id: 1 }];
+    })
+    .tool({ name: "item", returns: Item }, function item() {
+      return { id: 1 };
+    })
+    .exports();
+  const [item, items] = env.describe().tools;
+  assert.deepEqual(JSON.parse(items.outputSchema).$defs, { Item: { type: "object", properties: { id: { type: "integer" } }, required: ["id"] } });
+  assert.deepEqual(JSON.parse(item.outputSchema), { type: "object", properties: { id: { type: "integer" } }, required: ["id"], title: "Item" });
+  assert.equal(env.callTool("item", "{}").structuredContent, '{"id":1}');
+});
+
+test("a ToolResult is sent as it is", () => {
+  const env = new Environment({ name: "r" })
+    .tool({ name: "pic" }, () => new ToolResult([{ type: "image", data: [1, 2], mimeType: "image/png" }], { isError: true }))
+    .exports();
+  assert.deepEqual(env.callTool("pic", "{}"), {
+    content: [{ tag: "image", val: { data: new Uint8Array([1, 2]), mimeType: "image/png" } }],
+    structuredContent: null,
+    isError: true,
+  });
+});
+
+test("declaration mistakes are refused when made", () => {
+  const env = new Environment({ name: "x" }).tool({ name: "a" }, () => 1);
+  assert.throws(() => env.tool({ name: "a" }, () => 1), DefinitionError);
+  assert.throws(() => env.tool({ name: "{env}_b" }, () => 1), /unknown placeholder \{env\}/);
+  assert.throws(() => env.tool({ name: "c", annotations: { readonly: true } }, () => 1), /unknown annotations readonly/);
+  assert.throws(() => env.onReset(() => {}).onReset(() => {}), /already has a handler/);
+  assert.throws(() => new AgentEnvError("c", "m", { applied: "maybe" }), TypeError);
+});
+
+test("decodeUtf8 decodes strictly", () => {
+  for (const text of ["", "plain", "é – 日本 🎉"]) assert.equal(decodeUtf8(encoder.encode(text)), text);
+  assert.equal(decodeUtf8(encoder.encode("x".repeat(20000))).length, 20000);
+  for (const bad of [[0xff], [0xc3], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
+    assert.throws(() => decodeUtf8(new Uint8Array(bad)), TypeError);
+  }
+});
