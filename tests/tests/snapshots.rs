@@ -140,7 +140,7 @@ async fn restores_from_a_pre_initialised_image_go_on_exactly() {
     let second = host.restore(&id).await.unwrap();
     let metrics = host.metrics().encode();
     assert!(
-        metrics.contains("envhost_snapshot_images_total 1\n"),
+        metrics.contains("envhost_snapshot_images_total{outcome=\"made\"} 1\n"),
         "one image made, by the first restore's background task or by prepare_image: {metrics}"
     );
     assert!(

@@ -79,7 +79,19 @@ pub(super) enum RestoreSource {
     Image,
 }
 
+/// How making a snapshot's image ended.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub(super) enum ImageOutcome {
+    /// Made.
+    Made,
+    /// The component cannot be pre-initialised; its restores replay.
+    Unsupported,
+    /// It failed (a replay that diverged, a compile error); a later restore tries again.
+    Failed,
+}
+
 label_values!(RestoreSource { Replay => "replay", Image => "image" });
+label_values!(ImageOutcome { Made => "made", Unsupported => "unsupported", Failed => "failed" });
 label_values!(CallKind { Reset => "reset", Add => "add", Get => "get", Tool => "tool", Extension => "extension" });
 label_values!(Outcome {
     Ok => "ok", Error => "error", Fault => "fault", Busy => "busy", Timeout => "timeout",
@@ -96,6 +108,11 @@ struct CallLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
     kind: CallKind,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ImageLabel {
+    outcome: ImageOutcome,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -128,8 +145,7 @@ pub struct Metrics {
     pub(super) dropped: Counter,
     /// Creations refused at the episode cap.
     pub(super) refused: Counter,
-    /// Pre-initialised images made.
-    pub(super) images: Counter,
+    images: Family<ImageLabel, Counter>,
     calls: Family<CallLabels, Counter>,
     faults: Family<FaultLabel, Counter>,
     restores: Family<RestoreLabel, Counter>,
@@ -149,7 +165,7 @@ impl Metrics {
             evicted: Counter::default(),
             dropped: Counter::default(),
             refused: Counter::default(),
-            images: Counter::default(),
+            images: Family::default(),
             calls: Family::default(),
             faults: Family::default(),
             restores: Family::default(),
@@ -165,6 +181,13 @@ impl Metrics {
         }
         for from in [RestoreSource::Replay, RestoreSource::Image] {
             drop(metrics.restores.get_or_create(&RestoreLabel { from }));
+        }
+        for outcome in [
+            ImageOutcome::Made,
+            ImageOutcome::Unsupported,
+            ImageOutcome::Failed,
+        ] {
+            drop(metrics.images.get_or_create(&ImageLabel { outcome }));
         }
         registry.register("episodes_live", "Episodes alive", metrics.live.clone());
         registry.register(
@@ -204,7 +227,7 @@ impl Metrics {
         );
         registry.register(
             "snapshot_images",
-            "Pre-initialised images of snapshots made",
+            "Attempts to make a snapshot's pre-initialised image, by outcome",
             metrics.images.clone(),
         );
         registry.register_with_unit(
@@ -227,6 +250,11 @@ impl Metrics {
             registry,
             ..metrics
         }
+    }
+
+    /// Counts an attempt to make a snapshot's image that ended with `outcome`.
+    pub(super) fn image(&self, outcome: ImageOutcome) {
+        self.images.get_or_create(&ImageLabel { outcome }).inc();
     }
 
     /// Counts an episode restored `from` a replay or an image.

@@ -14,7 +14,7 @@ use std::time::Instant;
 use lru::LruCache;
 use tokio::sync::OnceCell;
 
-use super::metrics::RestoreSource;
+use super::metrics::{ImageOutcome, RestoreSource};
 use super::{CreateError, Episode, Host};
 use crate::runtime::{self, CallError, Image, ImageError, Snapshot, SnapshotFileError};
 
@@ -173,7 +173,7 @@ impl ImageJob {
         .await;
         match image {
             Ok(image) => {
-                self.metrics.images.inc();
+                self.metrics.image(ImageOutcome::Made);
                 tracing::info!(
                     snapshot = %self.id,
                     entries = image.entries(),
@@ -184,10 +184,14 @@ impl ImageJob {
                 Ok(Some(Arc::new(image)))
             }
             Err(ImageError::Unsupported(why)) => {
+                self.metrics.image(ImageOutcome::Unsupported);
                 tracing::warn!(snapshot = %self.id, %why, "no image: restores of this snapshot replay its journal");
                 Ok(None)
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                self.metrics.image(ImageOutcome::Failed);
+                Err(e)
+            }
         }
     }
 }
