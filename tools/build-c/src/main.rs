@@ -14,7 +14,7 @@
 //! the host uses (what `wasm-tools component new --adapt` does).
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -60,13 +60,17 @@ enum Command {
 
 fn main() -> Result<()> {
     match Cli::parse().command {
-        Command::Bindings { wit, world, out_dir } => bindings(&wit, &world, &out_dir),
+        Command::Bindings {
+            wit,
+            world,
+            out_dir,
+        } => bindings(&wit, &world, &out_dir),
         Command::Component { module, output } => component(&module, &output),
     }
 }
 
 /// Generates the C bindings of `world` from the WIT package at `wit` into `out_dir`.
-fn bindings(wit: &PathBuf, world: &str, out_dir: &PathBuf) -> Result<()> {
+fn bindings(wit: &Path, world: &str, out_dir: &Path) -> Result<()> {
     let mut resolve = Resolve::default();
     let (package, _) = resolve
         .push_path(wit)
@@ -85,7 +89,7 @@ fn bindings(wit: &PathBuf, world: &str, out_dir: &PathBuf) -> Result<()> {
 }
 
 /// Encodes the core module at `module` as a component at `output`.
-fn component(module: &PathBuf, output: &PathBuf) -> Result<()> {
+fn component(module: &Path, output: &Path) -> Result<()> {
     let core = fs::read(module).with_context(|| format!("reading {}", module.display()))?;
     let encoded = ComponentEncoder::default()
         .module(&core)?
