@@ -1,9 +1,11 @@
 # The two set-up commands of the README, and their parts.
 #   make serve       serve the bundled slack example on 127.0.0.1:18765
-#   make test        build everything and run every test (Rust, Python, JavaScript)
+#   make test        build everything and run every test (Rust, Python, JavaScript, C)
 #   make lint        rustfmt and clippy, as CI runs them
+#   make guests      every example component: Rust (guests/), Python, JavaScript and C
 #   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm
 #   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm
+#   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -14,9 +16,17 @@ PY_BUILD_VENV ?= target/py-build-venv
 PY_SDK := sdk-guest/python
 PY_GUEST_DEPS := $(wildcard $(PY_SDK)/envhost_sdk/*.py) $(wildcard wit/environment/*.wit) $(PY_BUILD_VENV)/.installed
 
-.PHONY: serve test lint guests guests-rust guests-py guests-js test-js host venv
+# C guests: Debian's clang and wasi-libc (apt: clang-19 lld-19 libclang-rt-19-dev-wasm32
+# wasi-libc) compile to a wasm32-wasi core module; envhost-build-c (tools/build-c) generates the
+# bindings and makes the component.
+CLANG ?= clang-19
+BUILD_C := target/release/envhost-build-c
+C_BUILD := guests/target/counter-c
+C_FLAGS := --target=wasm32-wasi -mexec-model=reactor -O2 -std=c17 -Wall -Wextra -Werror -Wl,--strip-debug
 
-guests: guests-rust guests-py guests-js
+.PHONY: serve test lint guests guests-rust guests-py guests-js guests-c test-js host venv
+
+guests: guests-rust guests-py guests-js guests-c
 
 guests-rust:
 	rustup target add wasm32-wasip2
@@ -41,6 +51,15 @@ guests-js:
 	cd guests/slack-js && npm ci --no-audit --no-fund --loglevel=error
 	mkdir -p $(COMPONENTS)
 	cd guests/slack-js && npm run --silent build
+
+guests-c:
+	cargo build --release -p envhost-build-c
+	$(BUILD_C) bindings --wit wit/environment --world environment --out-dir $(C_BUILD)/gen
+	$(CLANG) $(C_FLAGS) -I $(C_BUILD)/gen -o $(C_BUILD)/counter-c.core.wasm \
+		guests/counter-c/counter.c guests/counter-c/json.c \
+		$(C_BUILD)/gen/environment.c $(C_BUILD)/gen/environment_component_type.o
+	mkdir -p $(COMPONENTS)
+	$(BUILD_C) component $(C_BUILD)/counter-c.core.wasm -o $(COMPONENTS)/counter-c.wasm
 
 # The JavaScript SDK's unit tests (node's test runner).
 test-js:

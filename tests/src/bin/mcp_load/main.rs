@@ -3,15 +3,17 @@
 //! ```text
 //! mcp_load --url http://127.0.0.1:18765 --clients 8 --seconds 10 [--warmup 1]
 //!          [--episodes N [--environment slack]]
-//!          [--env-name slack] [--tool slack_send_message] [--threads 1] [--timeout 30]
-//!          [--server-pid PID] [--json]
+//!          [--env-name slack] [--tool slack_send_message] [--arguments JSON] [--no-seed]
+//!          [--threads 1] [--timeout 30] [--server-pid PID] [--json]
 //! ```
 //!
 //! It seeds the environment through the data plane (`data/reset`, then `data/add` of a data part
 //! with the channel `bench`, as `shared/bench/agentenv_bench.py` does), then runs `--clients`
 //! clients, each with its own keep-alive HTTP/1.1 connection and its own MCP session (role
 //! `bench-<i>`), calling `<env>_send_message(channel "bench", text "bench <i> <n>", to "sink")` in
-//! a closed loop.
+//! a closed loop. `--tool` and `--arguments` call another tool with fixed arguments instead, and
+//! `--no-seed` skips the seeding, for environments other than slack (e.g. `counter_add` with
+//! `{"by": 1}`; the counter serves no `data/add`).
 //!
 //! With `--episodes N` (an envhost server) it first creates N episodes of `--environment` with
 //! `POST /episodes` (a few at a time) and seeds each, then client `i` loads episode `i % N`
@@ -71,6 +73,13 @@ struct Args {
     /// The tool to call; default: `<env-name>_send_message`.
     #[arg(long)]
     tool: Option<String>,
+    /// The arguments of every call, a JSON object; default: the slack message
+    /// `{"channel": "bench", "to": "sink", "text": "bench <client> <n>"}`.
+    #[arg(long, value_parser = parse_arguments)]
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Do not seed the environment (or the episodes) through `data/add` before the run.
+    #[arg(long)]
+    no_seed: bool,
     /// Runtime threads: 1 runs every client on one current_thread runtime, more a multi-thread one.
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -105,6 +114,11 @@ impl Args {
         }
         Ok(())
     }
+}
+
+/// Parses `--arguments`: a JSON object.
+fn parse_arguments(text: &str) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    Ok(serde_json::from_str(text)?)
 }
 
 /// Parses the arguments, runs the bench and prints its report; on failure prints why and exits 1.

@@ -52,7 +52,9 @@ pub(crate) async fn run(args: &Args) -> anyhow::Result<Report> {
     let memory_before = args.server_pid.and_then(proc_memory);
     let episodes = match args.episodes {
         None => {
-            seed(&mut control, &target).await?;
+            if !args.no_seed {
+                seed(&mut control, &target).await?;
+            }
             Episodes::Root(target.clone())
         }
         Some(n) => Episodes::Created(
@@ -61,7 +63,7 @@ pub(crate) async fn run(args: &Args) -> anyhow::Result<Report> {
                 n,
                 args.environment.as_deref(),
                 CREATE_CONCURRENCY,
-                true,
+                !args.no_seed,
             )
             .await?,
         ),
@@ -195,7 +197,7 @@ async fn measure(
         .into_iter()
         .enumerate()
         .map(|(i, session)| {
-            let mut template = CallTemplate::new(tool, i);
+            let mut template = CallTemplate::new(tool, i, args.arguments.as_ref());
             tokio::spawn(closed_loop(
                 session,
                 move |id, n| template.body(id, n),
