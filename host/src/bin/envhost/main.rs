@@ -1,6 +1,7 @@
 //! The `envhost` command.
 
 mod config;
+mod new;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,6 +32,9 @@ enum Command {
     /// access, /ready); more episodes of any of them created with POST /episodes and served under
     /// /episodes/{id}/; metrics at /metrics.
     Serve(Serve),
+    /// Create an environment with one tool in Rust, Python or JavaScript, with a build script,
+    /// and print the commands that build and serve it.
+    New(new::New),
 }
 
 #[derive(clap::Args)]
@@ -238,5 +242,6 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
+        Command::New(args) => new::run(&args),
     }
 }
