@@ -272,7 +272,7 @@ async fn serve(maker: Maker, live: Live, journal: Journal, mut queue: mpsc::Rece
     };
     while let Some(job) = queue.recv().await {
         match job {
-            Job::Journal { reply } => drop(reply.send(episode.journal.clone())),
+            Job::Journal { reply } => drop(reply.send(episode.journal.share())),
             Job::Call(call) => {
                 let Call { op, context, reply } = *call;
                 let answer = if matches!(op, Op::Reset) {

@@ -96,6 +96,8 @@ impl Snapshot {
             let e = entry(e).map_err(|m| SnapshotFileError::Shape(format!("journal[{i}]: {m}")))?;
             journal.push(&e.op, e.context.as_ref(), &e.readings, &e.answer);
         }
+        // Frozen, so that every restore's copy shares the entries.
+        journal.share();
         Ok(Self {
             environment: file.environment.name,
             digest: file.environment.digest,
