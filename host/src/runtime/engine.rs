@@ -73,7 +73,7 @@ impl Default for RuntimeConfig {
 }
 
 /// Instances the pool holds besides the episodes': `describe()` at load, replacements after a
-/// fault.
+/// fault, the instrumented instances snapshot images are made from.
 const SPARE_INSTANCES: u32 = 16;
 
 /// The pooling allocator for `instances` instances of components with up to 16 core instances,
