@@ -25,10 +25,17 @@ pub struct Environment {
     description: Description,
     limits: Limits,
     digest: String,
-    /// The component's bytes, which pre-initialised images are made from.
-    bytes: Arc<[u8]>,
+    /// Where the component's bytes are, which pre-initialised images are made from.
+    source: Source,
     /// The component instrumented for pre-initialisation, compiled on the first image made.
     instrumented: OnceCell<Ready>,
+}
+
+/// Where an environment's component bytes are: a loaded file is read again when an image is
+/// made (so a served component's bytes are not kept in memory); bytes given in memory are kept.
+enum Source {
+    File(std::path::PathBuf),
+    Bytes(Arc<[u8]>),
 }
 
 /// A compiled component linked to the host's imports, ready to instantiate: its `InstancePre`
@@ -62,7 +69,9 @@ impl Environment {
             path: path.display().to_string(),
             source,
         })?;
-        Self::from_bytes(runtime, bytes, name, limits).await
+        let mut environment = Self::from_bytes(runtime, bytes, name, limits).await?;
+        environment.source = Source::File(path.to_owned());
+        Ok(environment)
     }
 
     /// [`Environment::load`] from the component's bytes. Compiling runs on a blocking thread
@@ -102,7 +111,7 @@ impl Environment {
             description: described.resolve(name)?,
             limits,
             digest,
-            bytes,
+            source: Source::Bytes(bytes),
             instrumented: OnceCell::new(),
         })
     }
@@ -154,9 +163,26 @@ impl Environment {
         &self.ready
     }
 
-    /// The component's bytes.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.bytes
+    /// The component's bytes: kept, or read again from its file and checked against its
+    /// digest.
+    ///
+    /// # Errors
+    /// The file cannot be read, or no longer holds the component.
+    pub(crate) fn bytes(&self) -> Result<Arc<[u8]>, String> {
+        match &self.source {
+            Source::Bytes(bytes) => Ok(bytes.clone()),
+            Source::File(path) => {
+                let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+                if component_digest(&bytes) != self.digest {
+                    return Err(format!(
+                        "{} no longer holds the component served ({})",
+                        path.display(),
+                        self.digest
+                    ));
+                }
+                Ok(bytes.into())
+            }
+        }
     }
 
     /// Compiles `bytes`, a component derived from this one, and links it.

@@ -59,8 +59,9 @@ impl Image {
     pub(crate) async fn build(maker: &Maker, journal: &Journal) -> Result<Self, ImageError> {
         let environment = &maker.environment;
         let wizer = Wizer::new();
+        let bytes = environment.bytes().map_err(ImageError::Unsupported)?;
         let (context, instrumented) = wizer
-            .instrument_component(environment.bytes())
+            .instrument_component(&bytes)
             .map_err(|e| ImageError::Unsupported(format!("{e:#}")))?;
         let ready = environment
             .instrumented(instrumented)
