@@ -61,7 +61,8 @@ RUST_GUESTS_BUILD = ("cargo", "build", "--release", "--target", "wasm32-wasip2",
 
 # ------------------------------------------------------------------------------------- building
 
-def _build(argv: list[str]) -> None:
+def build(argv: list[str]) -> None:
+    """Runs a build command from the repository root; a failure ends the session with its stderr."""
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     if done.returncode != 0:
         pytest.exit(f"build failed: {' '.join(argv)}\n{done.stderr[-4000:]}", returncode=3)
@@ -73,14 +74,14 @@ def envhost_bin() -> Path:
     override = os.environ.get("ENVHOST_BIN")
     if override:
         return Path(override).resolve()
-    _build(["cargo", "build", "--release", "--workspace"])
+    build(["cargo", "build", "--release", "--workspace"])
     return REPO / "target" / "release" / "envhost"
 
 
 @pytest.fixture(scope="session")
 def guests() -> dict[str, Path]:
     """The Rust guest components, built for wasm32-wasip2."""
-    _build(list(RUST_GUESTS_BUILD))
+    build(list(RUST_GUESTS_BUILD))
     return {"slack": SLACK_WASM, "faulty": FAULTY_WASM}
 
 
@@ -106,7 +107,7 @@ def slack_component(implementation: str) -> Path:
     """The component of a slack implementation, built once per session."""
     chosen = SLACK_IMPLEMENTATIONS[implementation]
     if implementation not in _built_implementations:
-        _build(list(chosen.build))
+        build(list(chosen.build))
         _built_implementations.add(implementation)
     return chosen.component
 

@@ -16,7 +16,7 @@ from agentenv_protocol.types import FileWithBytes, FileWithUri
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 
-from conftest import CARD_PATH, GUEST_RELEASE, ROLE_META, McpSession, _build, rpc, run
+from conftest import CARD_PATH, GUEST_RELEASE, ROLE_META, McpSession, build, rpc, run
 
 # As in test_clients.py: the brief is the official client's `streamablehttp_client`.
 pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
@@ -29,7 +29,7 @@ INT64_MAX = 2**63 - 1
 @pytest.fixture(scope="module")
 def counter_c_wasm():
     """counter-c.wasm, built by `make guests-c` (quick when up to date)."""
-    _build(["make", "guests-c"])
+    build(["make", "guests-c"])
     return COUNTER_C_WASM
 
 
