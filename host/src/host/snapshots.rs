@@ -257,33 +257,14 @@ impl Host {
     /// [`SnapshotError::Unknown`]; [`SnapshotError::Restore`] for the episode cap, a failed
     /// instantiation or a diverging replay.
     pub async fn restore(&self, id: &str) -> Result<Arc<Episode>, SnapshotError> {
-        let Some(job) = self.image_job(id)? else {
-            let snapshot = self.snapshot_for(id)?;
-            return self.restore_snapshot(&snapshot).await;
-        };
-        let image = match job.slot.image.get() {
-            Some(made) => made.clone(),
-            None => {
-                if !job.slot.started.swap(true, Ordering::Relaxed) {
-                    let snapshot = job.snapshot.clone();
-                    let background = async move {
-                        if let Err(e) = job.run().await {
-                            tracing::warn!(snapshot = %job.id, error = %e, "no image this time; the next restore tries again");
-                        }
-                    };
-                    self.threads.spawn(background);
-                    return self.restore_snapshot(&snapshot).await;
-                }
-                None
-            }
-        };
         let snapshot = self.snapshot_for(id)?;
-        let Some(image) = image else {
+        let Some(image) = self.image_or_start(id, &snapshot)? else {
             return self.restore_snapshot(&snapshot).await;
         };
-        let catalog = self.catalog_for(&snapshot)?.clone();
-        let episode = self
-            .admit(catalog, |environment, id, threads| {
+        self.restore_with(
+            &snapshot,
+            RestoreSource::Image,
+            |environment, id, threads| {
                 runtime::Episode::from_image(
                     environment,
                     id,
@@ -292,12 +273,32 @@ impl Host {
                     snapshot.journal.clone(),
                     &image,
                 )
-            })
-            .await
-            .map_err(SnapshotError::Restore)?;
-        episode.set_tool_access(snapshot.tool_access.clone());
-        self.metrics.restored(RestoreSource::Image);
-        Ok(episode)
+            },
+        )
+        .await
+    }
+
+    /// Snapshot `id`'s image when it is made; otherwise `None`, having started making it in the
+    /// background unless that has started already.
+    fn image_or_start(
+        &self,
+        id: &str,
+        snapshot: &Arc<Snapshot>,
+    ) -> Result<Option<Arc<Image>>, SnapshotError> {
+        let Some(job) = self.image_job(id, snapshot)? else {
+            return Ok(None);
+        };
+        if let Some(made) = job.slot.image.get() {
+            return Ok(made.clone());
+        }
+        if !job.slot.started.swap(true, Ordering::Relaxed) {
+            self.threads.spawn(async move {
+                if let Err(e) = job.run().await {
+                    tracing::warn!(snapshot = %job.id, error = %e, "no image this time; the next restore tries again");
+                }
+            });
+        }
+        Ok(None)
     }
 
     /// Makes snapshot `id`'s pre-initialised image now, or waits for the one being made: true
@@ -310,7 +311,8 @@ impl Host {
     /// [`SnapshotError::Unknown`]; [`SnapshotError::Image`] when the journal does not replay
     /// or the image does not compile.
     pub async fn prepare_image(&self, id: &str) -> Result<bool, SnapshotError> {
-        let Some(job) = self.image_job(id)? else {
+        let snapshot = self.snapshot_for(id)?;
+        let Some(job) = self.image_job(id, &snapshot)? else {
             return Ok(false);
         };
         job.slot.started.store(true, Ordering::Relaxed);
@@ -323,13 +325,16 @@ impl Host {
             .ok_or_else(|| SnapshotError::Unknown(id.to_owned()))
     }
 
-    /// What making snapshot `id`'s image needs; `None` when images are off.
-    fn image_job(&self, id: &str) -> Result<Option<ImageJob>, SnapshotError> {
-        let snapshot = self.snapshot_for(id)?;
-        let environment = self.catalog_for(&snapshot)?.environment.clone();
+    /// What making the image of `snapshot` (kept as `id`) needs; `None` when images are off.
+    fn image_job(
+        &self,
+        id: &str,
+        snapshot: &Arc<Snapshot>,
+    ) -> Result<Option<ImageJob>, SnapshotError> {
+        let environment = self.catalog_for(snapshot)?.environment.clone();
         Ok(self.images.slot(id).map(|slot| ImageJob {
             id: id.to_owned(),
-            snapshot,
+            snapshot: snapshot.clone(),
             environment,
             metrics: self.metrics.clone(),
             slot,
@@ -348,10 +353,12 @@ impl Host {
         Ok((id, fork))
     }
 
+    /// A new episode from `snapshot` by replaying its journal.
     async fn restore_snapshot(&self, snapshot: &Snapshot) -> Result<Arc<Episode>, SnapshotError> {
-        let catalog = self.catalog_for(snapshot)?.clone();
-        let episode = self
-            .admit(catalog, |environment, id, threads| {
+        self.restore_with(
+            snapshot,
+            RestoreSource::Replay,
+            |environment, id, threads| {
                 runtime::Episode::restore(
                     environment,
                     id,
@@ -359,11 +366,30 @@ impl Host {
                     snapshot.seed,
                     snapshot.journal.clone(),
                 )
-            })
+            },
+        )
+        .await
+    }
+
+    /// A new episode of `snapshot`'s environment made by `make` (from `source`), within the
+    /// episode cap, with the snapshot's tool-access rules.
+    async fn restore_with<'a, F, Fut>(
+        &'a self,
+        snapshot: &Snapshot,
+        source: RestoreSource,
+        make: F,
+    ) -> Result<Arc<Episode>, SnapshotError>
+    where
+        F: FnOnce(Arc<runtime::Environment>, String, &'a runtime::GuestThreads) -> Fut,
+        Fut: Future<Output = Result<runtime::Episode, CallError>>,
+    {
+        let catalog = self.catalog_for(snapshot)?.clone();
+        let episode = self
+            .admit(catalog, make)
             .await
             .map_err(SnapshotError::Restore)?;
         episode.set_tool_access(snapshot.tool_access.clone());
-        self.metrics.restored(RestoreSource::Replay);
+        self.metrics.restored(source);
         Ok(episode)
     }
 

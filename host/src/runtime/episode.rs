@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::bindings::ToolResult;
 use super::bindings::agentenv::environment::types as wit;
 use super::convert;
-use super::determinism::{Seed, Sources};
+use super::determinism::Seed;
 use super::environment::Environment;
 use super::error::{CallError, ReplayError};
 use super::image::{Image, ImageError};
@@ -60,11 +60,7 @@ impl Episode {
         label: String,
         threads: &GuestThreads,
     ) -> Result<Self, CallError> {
-        let maker = Maker {
-            environment,
-            label,
-            sources: Sources::new(Seed::fresh()),
-        };
+        let maker = Maker::new(environment, label, Seed::fresh());
         let (live, start) = maker.start().await?;
         let journal = Journal::new(start);
         Ok(Self {
@@ -84,11 +80,7 @@ impl Episode {
         seed: Seed,
         journal: Journal,
     ) -> Result<Self, CallError> {
-        let maker = Maker {
-            environment,
-            label,
-            sources: Sources::new(seed),
-        };
+        let maker = Maker::new(environment, label, seed);
         let live = maker.replay(&journal).await.map_err(CallError::Replay)?;
         Ok(Self {
             runner: Runner::new(maker, live, journal, threads),
@@ -117,11 +109,7 @@ impl Episode {
                 journal.len()
             ))));
         }
-        let maker = Maker {
-            environment,
-            label,
-            sources: Sources::new(seed),
-        };
+        let maker = Maker::new(environment, label, seed);
         let live = maker.start_from(image).await?;
         Ok(Self {
             runner: Runner::new(maker, live, journal, threads),
@@ -140,11 +128,7 @@ impl Episode {
         seed: Seed,
         journal: &Journal,
     ) -> Result<Image, ImageError> {
-        let maker = Maker {
-            environment,
-            label: "image".into(),
-            sources: Sources::new(seed),
-        };
+        let maker = Maker::new(environment, "image".into(), seed);
         Image::build(&maker, journal).await
     }
 

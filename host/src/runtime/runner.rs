@@ -78,6 +78,15 @@ pub(crate) struct Maker {
 }
 
 impl Maker {
+    /// The maker of an episode of `environment` with `seed`, labelled `label` in the log.
+    pub(crate) fn new(environment: Arc<Environment>, label: String, seed: Seed) -> Self {
+        Self {
+            environment,
+            label,
+            sources: Sources::new(seed),
+        }
+    }
+
     /// A fresh instance, live, and the clock readings it made while starting.
     pub(crate) async fn start(&self) -> Result<(Live, Vec<Reading>), CallError> {
         self.sources.tape.go_live();
