@@ -1,11 +1,11 @@
 //! The `envhost` command.
 
 mod config;
+mod memory;
 mod new;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
@@ -98,9 +98,6 @@ struct Serve {
     snapshot_images: usize,
 }
 
-/// How often free allocator memory is handed back to the system while serving.
-const TRIM_INTERVAL: Duration = Duration::from_secs(10);
-
 /// The host configuration the arguments describe.
 fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
     let defaults = Overrides {
@@ -154,12 +151,13 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
     let (router, state) = server::app(host.clone(), args.max_body_bytes)
         .await
         .context("creating the root episode")?;
-    release_free_memory();
+    memory::release_free_heap();
+    memory::release_startup_code();
     tokio::spawn(async {
-        let mut every = tokio::time::interval(TRIM_INTERVAL);
+        let mut every = tokio::time::interval(memory::TRIM_INTERVAL);
         loop {
             every.tick().await;
-            release_free_memory();
+            memory::release_free_heap();
         }
     });
 
@@ -205,34 +203,9 @@ async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
-/// Keeps glibc's allocator from holding memory it does not use: at most 4 arenas (instead of
-/// 8 per core, one per thread that contends), and a fixed 128 KiB threshold past which blocks
-/// are mapped on their own and unmapped when freed (glibc otherwise raises the threshold to the
-/// largest block freed, keeping such blocks in the heap). Serving the shared bench's data phase
-/// it lowers the peak RSS by about 1 MiB, at no measured cost in calls/s.
-fn bound_allocator_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator tunables; it has no preconditions.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 4);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
-    }
-}
-
-/// Hands the allocator's free memory back to the system: compiling a component leaves tens of
-/// MiB of freed working memory in glibc's arenas, and bursts of concurrent requests a few more,
-/// which would otherwise stay resident.
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    bound_allocator_memory();
+    memory::bound_allocator();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),

@@ -1,0 +1,109 @@
+//! What the process keeps resident: glibc's allocator bounded, its free memory handed back, and
+//! the executable's pages that only starting up used handed back once it is serving.
+
+use std::time::Duration;
+
+/// How often free allocator memory is handed back to the system while serving.
+pub const TRIM_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Keeps glibc's allocator from holding memory it does not use: at most 4 arenas (instead of
+/// 8 per core, one per thread that contends), and a fixed 128 KiB threshold past which blocks
+/// are mapped on their own and unmapped when freed (glibc otherwise raises the threshold to the
+/// largest block freed, keeping such blocks in the heap). Serving the shared bench's data phase
+/// it lowers the peak RSS by about 1 MiB, at no measured cost in calls/s.
+pub fn bound_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tunables; it has no preconditions.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 4);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
+/// Hands the allocator's free memory back to the system: compiling a component leaves tens of
+/// MiB of freed working memory in glibc's arenas, and bursts of concurrent requests a few more,
+/// which would otherwise stay resident.
+pub fn release_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Asks the kernel to reclaim the resident pages of the executable's read-only mappings (code,
+/// read-only data, unwind tables), once the environments are loaded.
+///
+/// Starting touches about 6 MiB of code that serving never runs again (argument and config
+/// parsing, the compiled-artefact cache, compiling, schema building); those pages stayed
+/// resident, counted in the RSS, until memory pressure reclaimed them. After this
+/// `madvise(MADV_PAGEOUT)` (Linux 5.4+), serving faults back in the code it runs (about 10 MiB
+/// for slack) and nothing else. Only clean file pages are reclaimed: nothing is written and
+/// nothing is lost. Where the kernel refuses, nothing changes (logged at debug).
+pub fn release_startup_code() {
+    #[cfg(target_os = "linux")]
+    {
+        let (Ok(maps), Ok(exe)) = (
+            std::fs::read_to_string("/proc/self/maps"),
+            std::env::current_exe(),
+        ) else {
+            return;
+        };
+        let exe = exe.to_string_lossy();
+        for (start, end) in read_only_mappings(&maps, &exe) {
+            // SAFETY: [start, end) is a whole read-only, file-backed mapping of this process;
+            // MADV_PAGEOUT only drops its clean pages, which fault back in unchanged when used.
+            let status = unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT)
+            };
+            if status != 0 {
+                tracing::debug!(
+                    error = %std::io::Error::last_os_error(),
+                    "cannot hand back the executable's startup pages"
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// The `(start, end)` addresses of the mappings in `maps` (the text of `/proc/self/maps`) of the
+/// file `path` that are not writable.
+fn read_only_mappings<'a>(
+    maps: &'a str,
+    path: &'a str,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    maps.lines().filter_map(move |line| {
+        let mut fields = line.split_whitespace();
+        let range = fields.next()?;
+        let perms = fields.next()?;
+        let file = fields.nth(3)?;
+        if file != path || perms.contains('w') {
+            return None;
+        }
+        let (start, end) = range.split_once('-')?;
+        Some((
+            usize::from_str_radix(start, 16).ok()?,
+            usize::from_str_radix(end, 16).ok()?,
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_files_read_only_mappings_are_chosen() {
+        let maps = "\
+55d0a000-55d0b000 r--p 00000000 fe:00 1 /opt/envhost
+55d0b000-55d0f000 r-xp 00001000 fe:00 1 /opt/envhost
+55d0f000-55d10000 rw-p 00005000 fe:00 1 /opt/envhost
+55d10000-55d11000 r-xp 00000000 fe:00 2 /opt/envhost-other
+7f000000-7f001000 rw-p 00000000 00:00 0
+7f001000-7f002000 r-xp 00000000 fe:00 3 /usr/lib/libc.so.6
+";
+        let chosen: Vec<_> = read_only_mappings(maps, "/opt/envhost").collect();
+        assert_eq!(chosen, [(0x55d0a000, 0x55d0b000), (0x55d0b000, 0x55d0f000)]);
+    }
+}
