@@ -112,8 +112,12 @@ fn mcp_result(result: ToolResult) -> CallToolResult {
     out
 }
 
-/// The validation errors of `arguments`, one line each with its location.
+/// The validation errors of `arguments`, one line each with its location; none when they fit
+/// (checked first without collecting errors, the cheap common case).
 fn validation_errors(validator: &jsonschema::Validator, arguments: &Value) -> Option<String> {
+    if validator.is_valid(arguments) {
+        return None;
+    }
     let errors: Vec<String> = validator
         .iter_errors(arguments)
         .map(|e| {
@@ -126,14 +130,12 @@ fn validation_errors(validator: &jsonschema::Validator, arguments: &Value) -> Op
             format!("{path}: {e}")
         })
         .collect();
-    (!errors.is_empty()).then(|| {
-        format!(
-            "{} validation error{}:\n{}",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" },
-            errors.join("\n")
-        )
-    })
+    Some(format!(
+        "{} validation error{}:\n{}",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" },
+        errors.join("\n")
+    ))
 }
 
 /// `extension_failed` (500, applied unknown): an extension failed without a coded answer.
@@ -168,7 +170,7 @@ impl Episode {
             epoch,
             last_used: AtomicU64::new(0),
         };
-        episode.touch();
+        episode.touch(Instant::now());
         episode
     }
 
@@ -205,9 +207,11 @@ impl Episode {
         *self.rules.lock().unwrap_or_else(PoisonError::into_inner) = rules;
     }
 
-    fn touch(&self) {
-        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_used.store(now, Ordering::Relaxed);
+    /// Stamps a use at `now`.
+    fn touch(&self, now: Instant) {
+        let ms = now.saturating_duration_since(self.epoch).as_millis();
+        self.last_used
+            .store(u64::try_from(ms).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
     /// Milliseconds since the last call, at `now` (milliseconds since the host's start).
@@ -221,8 +225,8 @@ impl Episode {
         kind: CallKind,
         call: impl Future<Output = Result<T, CallError>>,
     ) -> Result<T, CallError> {
-        self.touch();
         let started = Instant::now();
+        self.touch(started);
         let outcome = call.await;
         self.metrics.observe(kind, &outcome, started.elapsed());
         outcome

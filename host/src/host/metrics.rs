@@ -2,6 +2,7 @@
 //! evicted and dropped; calls by kind and outcome; guest faults by kind; call latency; pool
 //! occupancy; restores by source and the pre-initialised images made.
 
+use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ macro_rules! label_values {
 
 /// What a call was.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+#[repr(usize)]
 pub enum CallKind {
     /// `data/reset`
     Reset,
@@ -44,6 +46,7 @@ pub enum CallKind {
 
 /// How a call ended.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+#[repr(usize)]
 enum Outcome {
     /// Answered.
     Ok,
@@ -99,6 +102,10 @@ label_values!(Outcome {
 });
 label_values!(FaultKind { Trap => "trap", Deadline => "deadline", OutOfMemory => "out_of_memory" });
 
+/// The number of [`CallKind`]s and of [`Outcome`]s (each enum's last variant is its largest).
+const KINDS: usize = CallKind::Extension as usize + 1;
+const OUTCOMES: usize = Outcome::Unavailable as usize + 1;
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
     kind: CallKind,
@@ -150,6 +157,10 @@ pub struct Metrics {
     faults: Family<FaultLabel, Counter>,
     restores: Family<RestoreLabel, Counter>,
     latency: Family<KindLabel, Histogram>,
+    /// The series of `calls` and `latency` each call updates, looked up in their families
+    /// once, on first use (a family lookup hashes the labels under a lock).
+    call_series: [[OnceLock<Counter>; OUTCOMES]; KINDS],
+    latency_series: [OnceLock<Histogram>; KINDS],
     pool_capacity: Gauge<f64, AtomicU64>,
     pool_occupancy: Gauge<f64, AtomicU64>,
 }
@@ -170,6 +181,8 @@ impl Metrics {
             faults: Family::default(),
             restores: Family::default(),
             latency: Family::new_with_constructor(latency_histogram),
+            call_series: Default::default(),
+            latency_series: Default::default(),
             pool_capacity: Gauge::default(),
             pool_occupancy: Gauge::default(),
             registry: Registry::default(),
@@ -282,11 +295,15 @@ impl Metrics {
                 Outcome::Unavailable
             }
         };
-        self.calls
-            .get_or_create(&CallLabels { kind, outcome })
+        self.call_series[kind as usize][outcome as usize]
+            .get_or_init(|| {
+                self.calls
+                    .get_or_create(&CallLabels { kind, outcome })
+                    .clone()
+            })
             .inc();
-        self.latency
-            .get_or_create(&KindLabel { kind })
+        self.latency_series[kind as usize]
+            .get_or_init(|| self.latency.get_or_create(&KindLabel { kind }).clone())
             .observe(latency.as_secs_f64());
     }
 
