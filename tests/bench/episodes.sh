@@ -16,7 +16,7 @@
 #
 # Environment:
 #   OUT            where the raw outputs and report.md go (default: a new /tmp/envhost-episodes.*)
-#   ROUNDS         alternations of the spread bench (default: 3)
+#   ROUNDS         alternations of the spread bench (default: 5)
 #   BENCH_SECONDS  the measured seconds of each load phase (default: 10)
 #   SKIP_BUILD=1   use what is built already
 # Everything this script starts is stopped when it exits.
@@ -26,7 +26,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 
 OUT=${OUT:-$(mktemp -d /tmp/envhost-episodes.XXXXXX)}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 SECS=${BENCH_SECONDS:-10}
 ENVHOST=target/release/envhost
 RELEASE=guests/target/wasm32-wasip2/release
