@@ -23,11 +23,11 @@ fn serialize<T: Serialize>(value: &T) -> Result<Value, EnvError> {
         .map_err(|e| EnvError::new("invalid_result", format!("the result is not JSON: {e}")))
 }
 
-fn block(value: Value) -> ContentBlock {
+fn block(value: &Value) -> ContentBlock {
     match value {
-        Value::String(s) => ContentBlock::Text(s),
+        Value::String(s) => ContentBlock::Text(s.clone()),
         other => ContentBlock::Text(
-            serde_json::to_string_pretty(&other).unwrap_or_else(|_| other.to_string()),
+            serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
         ),
     }
 }
@@ -37,8 +37,8 @@ fn block(value: Value) -> ContentBlock {
 fn content(value: &Value) -> Vec<ContentBlock> {
     match value {
         Value::Null => Vec::new(),
-        Value::Array(items) => items.iter().cloned().map(block).collect(),
-        other => vec![block(other.clone())],
+        Value::Array(items) => items.iter().map(block).collect(),
+        other => vec![block(other)],
     }
 }
 

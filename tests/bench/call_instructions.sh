@@ -6,8 +6,10 @@
 #
 # Runs `host_bench calls` (counter_counts on one episode) under callgrind twice, for 4 and 12
 # measured seconds, and prints the difference of the two instruction totals over the difference of
-# their call counts, so start-up, compiling and the warmup cancel out. Under valgrind, SHA-256 runs
-# without the CPU's SHA extensions (about 3,500 instructions a call more than natively).
+# their call counts, so start-up and the warmup cancel out (a first run outside valgrind fills
+# wasmtime's compiled-artefact cache). Runs differ by about ±2% (the runtime's timer and I/O
+# polls follow the wall clock). Under valgrind, SHA-256 runs without the CPU's SHA extensions
+# (about 3,500 instructions a call more than natively).
 #
 # Environment: SKIP_BUILD=1 uses the host_bench already built.
 set -euo pipefail
@@ -26,6 +28,7 @@ count() {  # count <seconds>: prints "<instructions> <calls>"
     echo "$instructions $calls"
 }
 
+target/release/host_bench calls --seconds 0.1 >/dev/null
 read -r short_ir short_calls < <(count 4)
 read -r long_ir long_calls < <(count 12)
 echo "| calls counted | instructions per call |"
