@@ -3,10 +3,10 @@
 //! in-process with the same semantics and errors as over HTTP (the server is a thin layer over
 //! this module).
 //!
-//! Each episode's calls run on a task of its own, so a caller awaits an answer that another task
-//! sends: call from tasks (`tokio::spawn`) rather than from `Runtime::block_on`'s own future,
-//! whose every wake-up from a task costs the runtime a system call or two (about 10% of a
-//! trivial call's time, `host_bench calls`).
+//! An episode's calls run one at a time, each on its caller's own task while its guest answers
+//! within an epoch tick (no hand-off to another task or thread); a call whose guest computes
+//! longer moves to a task of its own, so dropping the caller's future never stops a guest
+//! mid-call. Call from any task, or from `Runtime::block_on`.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -32,7 +32,8 @@ pub struct Limits {
     /// with [`super::Fault::Deadline`] at the first epoch tick ([`EPOCH_TICK`]) after it.
     pub cpu_deadline: Duration,
     /// Wall time a caller waits for a call, queueing included: past it the caller gets
-    /// [`super::CallError::Timeout`] (the call itself still runs to its end or its deadline).
+    /// [`super::CallError::Timeout`]; a call still waiting for its turn then never runs, one that
+    /// started runs to its end or its deadline.
     pub call_timeout: Duration,
     /// Calls that may wait for the episode at once, besides the one running (at least 1); past
     /// it a call is refused with [`super::CallError::Busy`].

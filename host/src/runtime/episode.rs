@@ -41,8 +41,9 @@ impl CallContext {
     }
 }
 
-/// One live instance of an environment. Calls are serialised (run back to back by a task of
-/// the episode's own, so a caller that goes away never cancels a guest mid-call) and journaled;
+/// One live instance of an environment. Calls are serialised (one at a time, first come first
+/// served, each on its caller's task as long as its guest answers within an epoch tick; a caller
+/// that goes away never cancels a guest mid-call) and journaled;
 /// a call whose guest faults is answered with the fault and the instance rebuilt from the
 /// journal to its state before the call.
 pub struct Episode {

@@ -101,7 +101,7 @@ pub enum CallError {
     /// Rebuilding the episode from its journal failed.
     #[error(transparent)]
     Replay(ReplayError),
-    /// The episode stopped before answering (its runner task ended).
+    /// The episode stopped before answering (the task running the call ended without an answer).
     #[error("the episode stopped before answering")]
     Stopped,
     /// The episode's queue is full: nothing was run.
@@ -110,7 +110,8 @@ pub enum CallError {
         /// The calls waiting.
         queued: usize,
     },
-    /// No answer within the call timeout (the call may still run to its end).
+    /// No answer within the call timeout (a call that started still runs to its end; one still
+    /// waiting for its turn never runs).
     #[error("no answer within {0:?}")]
     Timeout(Duration),
 }

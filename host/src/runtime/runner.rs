@@ -1,10 +1,15 @@
-//! Runs an episode's calls one at a time, on a task of its own, and keeps its journal.
+//! Runs an episode's calls one at a time, each on its caller's task as far as it can, and keeps
+//! the episode's journal.
 //!
-//! Calls queue up in a bounded channel; the episode's task owns the instance and runs queued
-//! calls back to back. So the guest stays busy while callers on other threads wait (no hand-over
-//! of a lock between calls), a full queue refuses a call at once, and a caller that goes away (a
+//! The instance and its journal sit behind a lock that calls take in turn, first come first
+//! served. A call that finds the lock free runs its guest on the caller's own task; one that
+//! answers within its first poll (the usual case) costs no hand-over to another task, no channel
+//! and no timer. One that does not (its guest computes past a tick, or awaits the host) moves in
+//! that same poll to a task of its own ([`Placement::start`]), so a caller that goes away (a
 //! client that disconnects) never cancels a guest mid-call: the call finishes, its answer is
-//! dropped.
+//! dropped. At most `max_queued_calls` calls wait for the lock; beyond, a call is refused at
+//! once. A caller waits at most the call timeout, queueing included; a call that has not started
+//! by then never runs.
 //!
 //! Every call that answers (with a value or a coded error) is appended to the journal. A call
 //! whose guest faults is not: the instance is discarded and rebuilt at once by replaying the
@@ -14,8 +19,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokio::sync::mpsc::{self, error::TrySendError};
-use tokio::sync::oneshot;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::time::Instant;
 
 use super::determinism::{Position, Reading, Seed, Sources};
 use super::environment::{Environment, Live, Ready};
@@ -23,36 +28,20 @@ use super::episode::CallContext;
 use super::error::{CallError, Fault, ReplayError};
 use super::image::Image;
 use super::journal::{self, Answer, Journal, Op, Outcome};
-use super::threads::GuestThreads;
+use super::threads::{GuestThreads, Placement, Started};
 
-/// Something for the episode's task to do. Calls are boxed: a queue slot stays two words, so
-/// the queues of thousands of episodes stay small in the cache.
-enum Job {
-    /// Run the call and answer it.
-    Call(Box<Call>),
-    /// Answer a copy of the journal.
-    Journal { reply: oneshot::Sender<Journal> },
-}
+/// Counts one more for as long as it lives: a call running in a guest (the epoch ticks fast
+/// while any does), a call admitted to an episode.
+struct Counted<'a>(&'a AtomicUsize);
 
-/// A queued call: the op, the caller context, and where the answer goes.
-struct Call {
-    op: Op,
-    context: Option<CallContext>,
-    reply: oneshot::Sender<Result<Answer, CallError>>,
-}
-
-/// Counts a call as running in a guest for as long as it lives (the epoch ticks fast while
-/// any does).
-struct Running<'a>(&'a AtomicUsize);
-
-impl<'a> Running<'a> {
-    fn start(running: &'a AtomicUsize) -> Self {
-        running.fetch_add(1, Ordering::Relaxed);
-        Self(running)
+impl<'a> Counted<'a> {
+    /// Counts one more on `count`, which had the value returned beside.
+    fn start(count: &'a AtomicUsize) -> (Self, usize) {
+        (Self(count), count.fetch_add(1, Ordering::Relaxed))
     }
 }
 
-impl Drop for Running<'_> {
+impl Drop for Counted<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -113,7 +102,7 @@ impl Maker {
         self.sources.dice.at(Position::Entry(index as u64));
         super::state::EpisodeState::arm_deadline(&mut live.store, self.environment.limits());
         let guest = live.world.agentenv_environment_env();
-        let counted = Running::start(self.environment.running());
+        let (counted, _) = Counted::start(self.environment.running());
         let outcome = op.run(guest, &mut live.store).await;
         drop(counted);
         let context = live.store.data_mut().call.take();
@@ -199,26 +188,30 @@ impl Maker {
     }
 }
 
-/// The calls of one episode: a queue served by a task of the episode's own, which owns the
-/// instance and its journal, and stops (dropping them) when the episode is dropped.
+/// The calls of one episode: its instance and journal behind a lock that calls take in turn.
 pub(crate) struct Runner {
     environment: Arc<Environment>,
     seed: Seed,
-    jobs: mpsc::Sender<Job>,
+    episode: Arc<Mutex<Episode>>,
+    /// Calls waiting for the lock or holding it.
+    admitted: AtomicUsize,
+    placement: Placement,
 }
 
 impl Runner {
-    /// Starts, on `threads`, the task that serves `live`, made by `maker`, at the end of
-    /// `journal`.
+    /// The runner of `live`, made by `maker`, at the end of `journal`; calls that outlast their
+    /// first poll move to `threads`.
     pub(crate) fn new(maker: Maker, live: Live, journal: Journal, threads: &GuestThreads) -> Self {
-        let environment = maker.environment.clone();
-        let seed = maker.sources.seed;
-        let (jobs, queue) = mpsc::channel(environment.limits().max_queued_calls.max(1));
-        threads.spawn(serve(maker, live, journal, queue));
         Self {
-            environment,
-            seed,
-            jobs,
+            environment: maker.environment.clone(),
+            seed: maker.sources.seed,
+            episode: Arc::new(Mutex::new(Episode {
+                maker,
+                live: Some(live),
+                journal,
+            })),
+            admitted: AtomicUsize::new(0),
+            placement: threads.placement(),
         }
     }
 
@@ -232,36 +225,58 @@ impl Runner {
         self.seed
     }
 
-    /// Queues `op` (with `context` for the `context` import) and waits for its answer, at most
-    /// the call timeout; refuses it when the queue is full.
+    /// Runs `op` (with `context` for the `context` import) after the calls before it, waiting
+    /// at most the call timeout; refuses it when `max_queued_calls` calls wait already.
     pub(crate) async fn call(
         &self,
         op: Op,
         context: Option<CallContext>,
     ) -> Result<Answer, CallError> {
-        let (reply, answer) = oneshot::channel();
-        self.send(Job::Call(Box::new(Call { op, context, reply })))?;
-        let timeout = self.environment.limits().call_timeout;
-        match tokio::time::timeout(timeout, answer).await {
-            Ok(answer) => answer.unwrap_or(Err(CallError::Stopped)),
-            Err(_) => Err(CallError::Timeout(timeout)),
+        let _admitted = self.admit()?;
+        let (mut episode, deadline) = self.lock().await?;
+        let call = Box::pin(async move { episode.run(op, context).await });
+        match self.placement.start(call).await {
+            Started::Done(answer) => answer,
+            Started::Moved(answer) => {
+                let timeout = self.environment.limits().call_timeout;
+                let deadline = deadline.unwrap_or_else(|| Instant::now() + timeout);
+                match tokio::time::timeout_at(deadline, answer).await {
+                    Ok(answer) => answer.unwrap_or(Err(CallError::Stopped)),
+                    Err(_) => Err(CallError::Timeout(timeout)),
+                }
+            }
         }
     }
 
-    /// The journal as of every call queued before this one.
+    /// The journal as of every call that took the lock before this one.
     pub(crate) async fn journal(&self) -> Result<Journal, CallError> {
-        let (reply, journal) = oneshot::channel();
-        self.send(Job::Journal { reply })?;
-        journal.await.map_err(|_| CallError::Stopped)
+        let _admitted = self.admit()?;
+        let (mut episode, _) = self.lock().await?;
+        Ok(episode.journal.share())
     }
 
-    fn send(&self, job: Job) -> Result<(), CallError> {
-        self.jobs.try_send(job).map_err(|e| match e {
-            TrySendError::Full(_) => CallError::Busy {
-                queued: self.jobs.max_capacity(),
-            },
-            TrySendError::Closed(_) => CallError::Stopped,
-        })
+    /// Admits one more call, unless `max_queued_calls` wait already besides the one running.
+    fn admit(&self) -> Result<Counted<'_>, CallError> {
+        let queued = self.environment.limits().max_queued_calls.max(1);
+        let (admitted, before) = Counted::start(&self.admitted);
+        if before > queued {
+            return Err(CallError::Busy { queued });
+        }
+        Ok(admitted)
+    }
+
+    /// The episode, at once when no call holds it or waits for it; otherwise after the calls
+    /// before, until the call timeout, which is then returned as the caller's deadline.
+    async fn lock(&self) -> Result<(OwnedMutexGuard<Episode>, Option<Instant>), CallError> {
+        if let Ok(episode) = self.episode.clone().try_lock_owned() {
+            return Ok((episode, None));
+        }
+        let timeout = self.environment.limits().call_timeout;
+        let deadline = Instant::now() + timeout;
+        match tokio::time::timeout_at(deadline, self.episode.clone().lock_owned()).await {
+            Ok(episode) => Ok((episode, Some(deadline))),
+            Err(_) => Err(CallError::Timeout(timeout)),
+        }
     }
 }
 
@@ -272,30 +287,16 @@ struct Episode {
     journal: Journal,
 }
 
-/// Serves queued jobs back to back until the episode is dropped.
-async fn serve(maker: Maker, live: Live, journal: Journal, mut queue: mpsc::Receiver<Job>) {
-    let mut episode = Episode {
-        maker,
-        live: Some(live),
-        journal,
-    };
-    while let Some(job) = queue.recv().await {
-        match job {
-            Job::Journal { reply } => drop(reply.send(episode.journal.share())),
-            Job::Call(call) => {
-                let Call { op, context, reply } = *call;
-                let answer = if matches!(op, Op::Reset) {
-                    episode.reset(op).await
-                } else {
-                    episode.call(op, context).await
-                };
-                drop(reply.send(answer));
-            }
+impl Episode {
+    /// Runs `op`: `data/reset` on a fresh instance, any other op on the current one.
+    async fn run(&mut self, op: Op, context: Option<CallContext>) -> Result<Answer, CallError> {
+        if matches!(op, Op::Reset) {
+            self.reset(op).await
+        } else {
+            self.call(op, context).await
         }
     }
-}
 
-impl Episode {
     /// Runs `op` on the instance (rebuilding it first if an earlier rebuild failed) and
     /// journals it; after a fault, rebuilds the instance from the journal.
     async fn call(&mut self, op: Op, context: Option<CallContext>) -> Result<Answer, CallError> {

@@ -1,15 +1,18 @@
-//! Where guest code runs: on the runtime that created the episode, moving to threads of its own
-//! while it computes.
+//! Where guest code runs: on the caller's task while it answers within a tick, on tasks of its
+//! own, moving to threads of their own, while it computes longer.
 //!
-//! A guest runs until it answers or its epoch tick ([`super::EPOCH_TICK`]) ends, so on the HTTP runtime
-//! a spinning guest holds one of its few workers a tick at a time and whatever was queued there
-//! waits behind it. Handing every call to other threads avoids that but costs two thread
-//! wake-ups per call, which halves the calls a small machine serves. So an episode's task
-//! *roams*: it runs where it was created while its guest answers within a tick (the usual case,
-//! no hand-off), and moves to the guest threads once a tick ends inside its guest (the epoch
-//! callback calls [`mark_computing`]). There, in the `SCHED_IDLE` class, the kernel runs it only
-//! on CPU the HTTP threads leave. It moves back after a poll in which no tick ended (it answered
-//! and waits for the next call).
+//! A guest runs until it answers or its epoch tick ([`super::EPOCH_TICK`]) ends, so on the HTTP
+//! runtime a spinning guest holds one of its few workers a tick at a time and whatever was queued
+//! there waits behind it. Handing every call to other threads avoids that but costs two thread
+//! wake-ups per call, which halves the calls a small machine serves; handing it to another task
+//! on the same threads costs a task switch and a channel each way. So a call runs first on the
+//! caller's own task ([`Placement::start`]): a call that answers within that first poll (the
+//! usual case) never leaves it. One that does not, a guest whose tick ended (the epoch callback
+//! calls [`mark_computing`]) or that awaits the host, moves within that same poll to a task of
+//! its own, which *roams*: on the guest threads while its guest computes, where the kernel runs
+//! it in the `SCHED_IDLE` class only on CPU the HTTP threads leave, back on the runtime it came
+//! from after a poll in which no tick ended. Once it has moved the call always runs to its end,
+//! whether or not its caller still waits for it.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -18,6 +21,7 @@ use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 use tokio::runtime::Handle;
+use tokio::sync::oneshot;
 
 /// Where episodes' calls run.
 pub struct GuestThreads {
@@ -25,8 +29,8 @@ pub struct GuestThreads {
 }
 
 impl GuestThreads {
-    /// Always on the tokio runtime that creates the episode: the fewest hand-offs, for
-    /// in-process use where the caller's threads do nothing else.
+    /// Always on the tokio runtime of the caller: the fewest hand-offs, for in-process use where
+    /// the caller's threads do nothing else.
     pub fn shared() -> Self {
         Self { runtime: None }
     }
@@ -48,21 +52,80 @@ impl GuestThreads {
         })
     }
 
-    /// Runs `task` (an episode's call loop) on the current tokio runtime, roaming to the guest
-    /// threads when there are any.
+    /// Where an episode's calls go when they outlast their first poll: a cheap handle.
+    pub(crate) fn placement(&self) -> Placement {
+        Placement {
+            guests: self.runtime.as_ref().map(|r| r.handle().clone()),
+        }
+    }
+
+    /// Runs `task` (work that runs guests, such as making an image) on the current tokio
+    /// runtime, roaming to the guest threads when there are any.
     ///
     /// # Panics
     /// Outside a tokio runtime.
     pub(crate) fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
-        match &self.runtime {
-            None => drop(tokio::spawn(task)),
-            Some(runtime) => drop(tokio::spawn(Roaming {
-                task: Some(Box::pin(task)),
-                home: Handle::current(),
-                guests: runtime.handle().clone(),
-                on_guests: false,
-            })),
+        self.placement().spawn(Box::pin(task), false);
+    }
+}
+
+/// A call under way: answered in its first poll, or moved to a task of its own whose answer comes
+/// through the receiver (an error when the task ended without one).
+pub(crate) enum Started<T> {
+    /// The call answered on the caller's task.
+    Done(T),
+    /// The call runs on a task of its own.
+    Moved(oneshot::Receiver<T>),
+}
+
+/// A handle to the guest threads, if any, for an episode's calls.
+#[derive(Clone)]
+pub(crate) struct Placement {
+    guests: Option<Handle>,
+}
+
+impl Placement {
+    /// Polls `call` once on the caller's task; if it is not done, moves it, in that same poll, to
+    /// a roaming task of its own (on the guest threads if a tick ended in its guest), so that no
+    /// caller going away can stop a guest mid-call.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub(crate) async fn start<T: Send + 'static>(
+        &self,
+        mut call: BoxFuture<'static, T>,
+    ) -> Started<T> {
+        COMPUTING.set(false);
+        match std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+            Poll::Ready(answer) => Started::Done(answer),
+            Poll::Pending => {
+                let (reply, answer) = oneshot::channel();
+                let task = Box::pin(async move { drop(reply.send(call.await)) });
+                self.spawn(task, COMPUTING.get());
+                Started::Moved(answer)
+            }
         }
+    }
+
+    /// Spawns `task` as a roaming task on the current runtime, or on the guest threads when
+    /// `computing` and there are any.
+    fn spawn(&self, task: BoxFuture<'static, ()>, computing: bool) {
+        let home = Handle::current();
+        let Some(guests) = self.guests.clone() else {
+            drop(home.spawn(task));
+            return;
+        };
+        let roaming = Roaming {
+            task: Some(task),
+            home: home.clone(),
+            guests: guests.clone(),
+            on_guests: computing,
+        };
+        drop(if computing {
+            guests.spawn(roaming)
+        } else {
+            home.spawn(roaming)
+        });
     }
 }
 
@@ -161,5 +224,36 @@ mod tests {
         assert_ne!(next().await, "envhost-guest", "a task starts at home");
         assert_eq!(next().await, "envhost-guest", "a long poll moves it");
         assert_ne!(next().await, "envhost-guest", "a short poll moves it back");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_call_done_in_its_first_poll_stays_on_the_callers_task() {
+        let threads = GuestThreads::dedicated(1).unwrap();
+        let placement = threads.placement();
+        let caller = std::thread::current().id();
+        let started = placement
+            .start(Box::pin(
+                async move { std::thread::current().id() == caller },
+            ))
+            .await;
+        assert!(matches!(started, Started::Done(true)));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_computing_call_moves_to_the_guest_threads_and_ends_without_its_caller() {
+        let threads = GuestThreads::dedicated(1).unwrap();
+        let placement = threads.placement();
+        let (done, ended) = oneshot::channel();
+        let call = async move {
+            mark_computing();
+            tokio::task::yield_now().await;
+            drop(done.send(thread_name()));
+            thread_name()
+        };
+        let Started::Moved(answer) = placement.start(Box::pin(call)).await else {
+            panic!("a call that yields is moved");
+        };
+        drop(answer);
+        assert_eq!(ended.await.unwrap(), "envhost-guest");
     }
 }

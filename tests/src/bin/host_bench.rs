@@ -338,10 +338,7 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async {
         match cli.bench {
             Bench::Density { episodes, messages } => density(episodes, messages).await,
-            // A task, not the block_on future: waking the block_on future from the episode's
-            // task costs an eventfd write and an epoll_wait per call (strace: one of each per
-            // call; in a task, one epoll_wait per 61 polls).
-            Bench::Calls { seconds, episodes } => tokio::spawn(calls(seconds, episodes)).await?,
+            Bench::Calls { seconds, episodes } => calls(seconds, episodes).await,
             Bench::Fork { calls, forks } => fork(calls, forks).await,
             Bench::Restore { calls, restores } => restore(calls, restores).await,
         }
