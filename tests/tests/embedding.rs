@@ -208,6 +208,23 @@ async fn a_full_queue_refuses_and_a_slow_call_times_out() {
     );
 }
 
+#[tokio::test]
+async fn a_call_whose_caller_goes_away_still_runs_to_its_end() {
+    let host = host(4, true).await;
+    let episode = host.create_episode("faulty").await.unwrap();
+    let slow = episode.call_tool("slow", args(json!({"ms": 300})), Caller::default());
+    let abandoned = tokio::time::timeout(Duration::from_millis(50), slow).await;
+    assert!(abandoned.is_err(), "the caller gave up before the answer");
+    let echoed = episode
+        .call_tool("echo", args(json!({"text": "x"})), Caller::default())
+        .await;
+    assert_eq!(
+        echoed.structured_content.unwrap()["result"],
+        "x (2 calls)",
+        "the abandoned call ran to its end before the next one"
+    );
+}
+
 async fn host_from(config: HostConfig) -> Host {
     Host::new(config).await.unwrap()
 }
