@@ -24,8 +24,8 @@ pub struct ToolContext {
     pub caller: Caller,
     /// The tool's name as served (`None` outside a call); for an extension, `<uri>#<op>`.
     pub tool: Option<String>,
-    /// The arguments as received, before validation (`Null` outside a call).
-    pub arguments: Value,
+    /// The arguments as received, before validation (empty outside a call).
+    pub arguments: Arguments,
     /// A fresh id of this call, 32 lowercase hex digits (`None` outside a call).
     pub call_id: Option<String>,
 }
@@ -42,8 +42,25 @@ impl ToolContext {
                 session: c.caller.session,
             },
             tool: Some(c.tool),
-            arguments: serde_json::from_str(&c.arguments).unwrap_or(Value::Null),
+            arguments: Arguments(c.arguments),
             call_id: Some(c.call_id),
         }
+    }
+}
+
+/// The arguments of a call as the host received them: a JSON object as text, parsed only when
+/// asked for (most tools never read them from their context).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Arguments(String);
+
+impl Arguments {
+    /// The JSON text, exactly as received (empty outside a call).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The arguments parsed: a JSON object (`Null` outside a call).
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
     }
 }

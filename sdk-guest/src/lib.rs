@@ -52,7 +52,7 @@ pub mod bindings {
     });
 }
 
-pub use context::{Caller, ToolContext};
+pub use context::{Arguments, Caller, ToolContext};
 pub use envhost_sdk_macros::environment;
 pub use error::{Applied, EnvError};
 pub use export::Environment;

@@ -1,7 +1,7 @@
 //! Return values into tool results and extension answers, as the reference SDK converts them.
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::EnvError;
 use crate::{ContentBlock, ToolResult};
@@ -18,11 +18,11 @@ pub enum OutputShape {
     Object,
 }
 
-fn serialize<T: Serialize>(value: &T) -> Result<Value, EnvError> {
-    serde_json::to_value(value)
-        .map_err(|e| EnvError::new("invalid_result", format!("the result is not JSON: {e}")))
+fn invalid_result(e: &serde_json::Error) -> EnvError {
+    EnvError::new("invalid_result", format!("the result is not JSON: {e}"))
 }
 
+/// A block of 2-space-indented JSON, or the text itself for a string.
 fn block(value: &Value) -> ContentBlock {
     match value {
         Value::String(s) => ContentBlock::Text(s.clone()),
@@ -32,14 +32,22 @@ fn block(value: &Value) -> ContentBlock {
     }
 }
 
-/// The content blocks of a return value: none for null, one text block for a string, one block
-/// per element for a list, and otherwise one block of 2-space-indented JSON.
-fn content(value: &Value) -> Vec<ContentBlock> {
-    match value {
-        Value::Null => Vec::new(),
-        Value::Array(items) => items.iter().map(block).collect(),
-        other => vec![block(other)],
-    }
+/// The content blocks of a return value, `value`, whose compact JSON is `json`: none for null,
+/// one text block for a string, one block per element for a list, and otherwise one block of
+/// 2-space-indented JSON. Only a list goes through a [`Value`]; the rest is printed from the
+/// value itself.
+fn content<T: Serialize>(value: &T, json: &str) -> Result<Vec<ContentBlock>, EnvError> {
+    let block = match json.as_bytes().first() {
+        Some(b'n') => return Ok(Vec::new()),
+        Some(b'"') => serde_json::from_str(json).map_err(|e| invalid_result(&e))?,
+        Some(b'[') => {
+            let items: Vec<Value> = serde_json::from_str(json).map_err(|e| invalid_result(&e))?;
+            return Ok(items.iter().map(block).collect());
+        }
+        Some(b'{') => serde_json::to_string_pretty(value).map_err(|e| invalid_result(&e))?,
+        _ => json.to_owned(),
+    };
+    Ok(vec![ContentBlock::Text(block)])
 }
 
 /// The tool result of a successful call that returned `value`.
@@ -47,16 +55,12 @@ fn content(value: &Value) -> Vec<ContentBlock> {
 /// # Errors
 /// `invalid_result` when `value` does not serialize to JSON.
 pub fn tool_result<T: Serialize>(value: &T, shape: OutputShape) -> Result<ToolResult, EnvError> {
-    let value = serialize(value)?;
-    let content = content(&value);
+    let json = serde_json::to_string(value).map_err(|e| invalid_result(&e))?;
+    let content = content(value, &json)?;
     let structured_content = match shape {
         OutputShape::Unstructured => None,
-        OutputShape::Object => Some(value.to_string()),
-        OutputShape::Wrapped => {
-            let mut wrapper = Map::new();
-            wrapper.insert("result".into(), value);
-            Some(Value::Object(wrapper).to_string())
-        }
+        OutputShape::Object => Some(json),
+        OutputShape::Wrapped => Some(format!("{{\"result\":{json}}}")),
     };
     Ok(ToolResult {
         content,
@@ -70,9 +74,11 @@ pub fn tool_result<T: Serialize>(value: &T, shape: OutputShape) -> Result<ToolRe
 /// # Errors
 /// `invalid_result` when `value` does not serialize to JSON.
 pub fn extension_answer<T: Serialize>(value: &T) -> Result<String, EnvError> {
-    Ok(match serialize(value)? {
-        Value::Null => "{}".to_owned(),
-        other => other.to_string(),
+    let json = serde_json::to_string(value).map_err(|e| invalid_result(&e))?;
+    Ok(if json == "null" {
+        "{}".to_owned()
+    } else {
+        json
     })
 }
 
@@ -112,6 +118,42 @@ mod tests {
         );
         let r = tool_result(&2, OutputShape::Wrapped).unwrap();
         assert_eq!(texts(&r), vec!["2"]);
+    }
+
+    #[test]
+    fn a_string_gives_its_text_and_an_object_its_indented_json_in_field_order() {
+        #[derive(Serialize)]
+        struct Out {
+            zeta: &'static str,
+            alpha: Vec<u8>,
+            nested: std::collections::BTreeMap<&'static str, Option<bool>>,
+        }
+        let r = tool_result(&"a \"quoted\" é\n", OutputShape::Wrapped).unwrap();
+        assert_eq!(texts(&r), vec!["a \"quoted\" é\n"]);
+        assert_eq!(
+            r.structured_content.as_deref(),
+            Some(r#"{"result":"a \"quoted\" é\n"}"#)
+        );
+        let out = Out {
+            zeta: "z",
+            alpha: vec![1, 2],
+            nested: [("b", Some(true)), ("a", None)].into_iter().collect(),
+        };
+        let r = tool_result(&out, OutputShape::Object).unwrap();
+        let value = serde_json::to_value(&out).unwrap();
+        assert_eq!(
+            texts(&r),
+            vec![serde_json::to_string_pretty(&value).unwrap()]
+        );
+        assert_eq!(r.structured_content, Some(value.to_string()));
+        assert!(texts(&r)[0].starts_with("{\n  \"zeta\": \"z\",\n  \"alpha\": ["));
+    }
+
+    #[test]
+    fn unstructured_results_have_no_structured_content() {
+        let r = tool_result(&true, OutputShape::Unstructured).unwrap();
+        assert_eq!(texts(&r), vec!["true"]);
+        assert_eq!(r.structured_content, None);
     }
 
     #[test]
