@@ -17,6 +17,7 @@ use super::sessions::Sessions;
 use crate::protocol::description::Object;
 use crate::protocol::error::{Applied, CodedError, EXTENSION_FAILED, PERMISSION_DENIED};
 use crate::protocol::extension::bind;
+use crate::protocol::json::to_text;
 use crate::protocol::part::Part;
 use crate::protocol::role::Caller;
 use crate::protocol::tool_access::{Change, Rules};
@@ -329,7 +330,7 @@ impl Episode {
         if let Some(errors) = validation_errors(&tool.validator, &arguments) {
             return text_error(format!("Error executing tool {name}: {errors}"));
         }
-        let arguments = arguments.to_string();
+        let arguments = to_text(&arguments);
         let context = CallContext::new(caller, name.to_owned(), arguments.clone());
         let call = self
             .inner
@@ -352,7 +353,7 @@ impl Episode {
         params: Object,
         caller: Caller,
     ) -> Result<Value, CodedError> {
-        let request = Value::Object(bind(params, &route.method.request_schema)?).to_string();
+        let request = to_text(&Value::Object(bind(params, &route.method.request_schema)?));
         let (uri, op) = (&route.uri, &route.method.op);
         let context = CallContext::new(caller, format!("{uri}#{op}"), request.clone());
         let call = self.inner.call_extension(uri, op, request, context);

@@ -12,6 +12,7 @@ use crate::protocol::description::{
     Operation, Tool,
 };
 use crate::protocol::error::{Applied, CodedError};
+use crate::protocol::json::to_text;
 use crate::protocol::part::{File, FileContent, Part};
 
 fn object(json: &str, what: &'static str, item: &str) -> Result<Object, DescriptionError> {
@@ -179,14 +180,14 @@ pub fn part_from_guest(part: wit::Part) -> Result<Part, String> {
 /// A part for the guest's `add-data`: text and data as they are, a file as the `bytes` the
 /// host resolved it to.
 pub fn part_to_guest(part: Part, file_bytes: Option<Vec<u8>>) -> wit::Part {
-    let text = |o: Option<Object>| o.map(|o| Value::Object(o).to_string());
+    let text = |o: Option<Object>| o.map(|o| to_text(&Value::Object(o)));
     match part {
         Part::Text { text: t, metadata } => wit::Part::Text(wit::TextPart {
             text: t,
             metadata: text(metadata),
         }),
         Part::Data { data, metadata } => wit::Part::Data(wit::DataPart {
-            data: Value::Object(data).to_string(),
+            data: to_text(&Value::Object(data)),
             metadata: text(metadata),
         }),
         Part::File { file, metadata } => wit::Part::File(wit::FilePart {

@@ -32,11 +32,15 @@ pub struct CallContext {
 impl CallContext {
     /// A context with a fresh call id.
     pub fn new(caller: Caller, tool: String, arguments: String) -> Self {
+        let mut call_id = [0; uuid::fmt::Simple::LENGTH];
         Self {
             caller,
             tool,
             arguments,
-            call_id: uuid::Uuid::new_v4().simple().to_string(),
+            call_id: uuid::Uuid::new_v4()
+                .simple()
+                .encode_lower(&mut call_id)
+                .to_owned(),
         }
     }
 }

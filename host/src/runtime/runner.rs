@@ -288,10 +288,12 @@ struct Episode {
 }
 
 impl Episode {
-    /// Runs `op`: `data/reset` on a fresh instance, any other op on the current one.
+    /// Runs `op`: `data/reset` on a fresh instance, any other op on the current one. The rare
+    /// paths that instantiate (reset, rebuilds) run boxed, so the future of a call stays small
+    /// (it is moved into a box of its own on every call).
     async fn run(&mut self, op: Op, context: Option<CallContext>) -> Result<Answer, CallError> {
         if matches!(op, Op::Reset) {
-            self.reset(op).await
+            Box::pin(self.reset(op)).await
         } else {
             self.call(op, context).await
         }
@@ -302,8 +304,7 @@ impl Episode {
     async fn call(&mut self, op: Op, context: Option<CallContext>) -> Result<Answer, CallError> {
         if self.live.is_none() {
             self.live = Some(
-                self.maker
-                    .replay(&self.journal)
+                Box::pin(self.maker.replay(&self.journal))
                     .await
                     .map_err(CallError::Replay)?,
             );
@@ -327,7 +328,7 @@ impl Episode {
                 let fault = Fault::classify(&error, self.maker.environment.limits().cpu_deadline);
                 tracing::warn!(episode = %self.maker.label, %fault, "guest fault; rebuilding the instance from the journal");
                 self.live = None;
-                self.rebuild().await;
+                Box::pin(self.rebuild()).await;
                 Err(CallError::Fault(fault))
             }
         }

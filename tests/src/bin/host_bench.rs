@@ -5,9 +5,10 @@
 //!     creates that many slack episodes (pooled), seeds each with that many messages, and prints
 //!     the creation latency percentiles and the process's RSS before, after creating and after
 //!     seeding (and per episode).
-//! host_bench calls [--seconds 5] [--episodes 1]
+//! host_bench calls [--seconds 5] [--episodes 1] [--slack] [--memory-mib 256]
 //!     calls a trivial tool (counter_counts) in a closed loop on a current_thread runtime (one
-//!     core), round-robin over that many counter episodes, and prints calls/s and latency.
+//!     core), round-robin over that many counter episodes, and prints calls/s and latency; with
+//!     --slack, slack_send_message as alice on slack episodes seeded with a channel instead.
 //! host_bench fork [--calls 1000] [--forks 100]
 //!     makes that many slack_send_message calls on a seeded slack episode, then forks it that
 //!     many times (snapshot + restore by replay, each fork dropped after), and prints the fork
@@ -54,6 +55,13 @@ enum Bench {
         /// Episodes the calls go round.
         #[arg(long, default_value_t = 1)]
         episodes: usize,
+        /// Call slack_send_message on seeded slack episodes rather than counter_counts.
+        #[arg(long)]
+        slack: bool,
+        /// Linear memory per episode, in MiB: the pool reserves this much address space per
+        /// episode (valgrind allows tens of GiB in all).
+        #[arg(long, default_value_t = 256)]
+        memory_mib: usize,
     },
     /// Forks by replay of an episode after many tool calls.
     Fork {
@@ -165,20 +173,72 @@ async fn density(episodes: usize, messages: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn calls(seconds: f64, episodes: usize) -> anyhow::Result<()> {
-    let mut config = HostConfig::new(vec![EnvironmentConfig::new("counter", guest("counter"))]);
+/// What `host_bench calls` calls: the environment, how an episode is seeded, the tool, its
+/// arguments and the caller.
+struct CallSpec {
+    environment: &'static str,
+    seed: Option<Part>,
+    tool: &'static str,
+    arguments: Map<String, serde_json::Value>,
+    caller: Caller,
+}
+
+impl CallSpec {
+    fn new(slack: bool) -> anyhow::Result<Self> {
+        if !slack {
+            return Ok(Self {
+                environment: "counter",
+                seed: None,
+                tool: "counter_counts",
+                arguments: Map::new(),
+                caller: Caller::default(),
+            });
+        }
+        let seed = json!({"kind": "data", "data": {"channels": [{"name": "general"}]}});
+        let arguments =
+            json!({"channel": "general", "text": "a message of the bench", "to": "bob"});
+        Ok(Self {
+            environment: "slack",
+            seed: Some(serde_json::from_value(seed)?),
+            tool: "slack_send_message",
+            arguments: arguments.as_object().cloned().unwrap_or_default(),
+            caller: Caller {
+                role: Some("alice".into()),
+                session: None,
+            },
+        })
+    }
+
+    async fn call(&self, episode: &envhost::host::Episode) -> rmcp::model::CallToolResult {
+        episode
+            .call_tool(self.tool, self.arguments.clone(), self.caller.clone())
+            .await
+    }
+}
+
+async fn calls(
+    seconds: f64,
+    episodes: usize,
+    slack: bool,
+    memory_mib: usize,
+) -> anyhow::Result<()> {
+    let spec = CallSpec::new(slack)?;
+    let mut environment = EnvironmentConfig::new(spec.environment, guest(spec.environment));
+    environment.limits.memory_bytes = memory_mib << 20;
+    let mut config = HostConfig::new(vec![environment]);
     config.max_episodes = episodes.max(1);
     let host = Host::new(config).await?;
     let mut live = Vec::new();
     for _ in 0..episodes.max(1) {
-        live.push(host.create_episode("counter").await?);
+        let episode = host.create_episode(spec.environment).await?;
+        if let Some(seed) = &spec.seed {
+            episode.add_data(vec![seed.clone()]).await?;
+        }
+        live.push(episode);
     }
-    let caller = Caller::default();
     let warmup = Instant::now() + Duration::from_millis(500);
     while Instant::now() < warmup {
-        live[0]
-            .call_tool("counter_counts", Map::new(), caller.clone())
-            .await;
+        spec.call(&live[0]).await;
     }
     let window = Duration::from_secs_f64(seconds);
     let started = Instant::now();
@@ -186,16 +246,15 @@ async fn calls(seconds: f64, episodes: usize) -> anyhow::Result<()> {
     let mut errors: u64 = 0;
     while started.elapsed() < window {
         for episode in &live {
-            let result = episode
-                .call_tool("counter_counts", Map::new(), caller.clone())
-                .await;
+            let result = spec.call(episode).await;
             calls += 1;
             errors += u64::from(result.is_error != Some(false));
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
     println!(
-        "host_bench calls: counter_counts on {} episode(s), one thread",
+        "host_bench calls: {} on {} episode(s), one thread",
+        spec.tool,
         live.len()
     );
     println!("| calls | errors | calls/s | mean µs |\n|---|---|---|---|");
@@ -338,7 +397,12 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async {
         match cli.bench {
             Bench::Density { episodes, messages } => density(episodes, messages).await,
-            Bench::Calls { seconds, episodes } => calls(seconds, episodes).await,
+            Bench::Calls {
+                seconds,
+                episodes,
+                slack,
+                memory_mib,
+            } => calls(seconds, episodes, slack, memory_mib).await,
             Bench::Fork { calls, forks } => fork(calls, forks).await,
             Bench::Restore { calls, restores } => restore(calls, restores).await,
         }
