@@ -21,7 +21,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{MethodRouter, any, get, post};
 use axum::serve::ListenerExt;
 use serde_json::json;
 use tower::ServiceExt;
@@ -81,36 +81,49 @@ async fn ready(_: Current) -> Response {
 
 /// The routes of one episode, wherever it is mounted: `GET /.well-known/agent-env.json`,
 /// `POST /agentenv`, `/mcp`, `GET /ready`, `POST /tools/{disable,enable}`,
-/// `POST /snapshot`, `POST /fork`, and (as the fallback) every extension route.
-fn episode_routes() -> Router<AppState> {
-    Router::new()
-        .route(WELL_KNOWN_PATH, get(card))
-        .route(RPC_PATH, post(data_plane::rpc))
-        .route("/ready", get(ready))
-        .route(MCP_PATH, mcp::routes())
-        .route("/mcp/", any(mcp_slash))
-        .route("/tools/disable", post(tool_access::disable))
-        .route("/tools/enable", post(tool_access::enable))
-        .route("/snapshot", post(snapshots::take))
-        .route("/fork", post(snapshots::fork))
-        .fallback(extensions::dispatch)
+/// `POST /snapshot`, `POST /fork`; every other path is an extension route.
+fn episode_routes() -> [(&'static str, MethodRouter<AppState>); 9] {
+    [
+        (WELL_KNOWN_PATH, get(card)),
+        (RPC_PATH, post(data_plane::rpc)),
+        ("/ready", get(ready)),
+        (MCP_PATH, mcp::routes()),
+        ("/mcp/", any(mcp_slash)),
+        ("/tools/disable", post(tool_access::disable)),
+        ("/tools/enable", post(tool_access::enable)),
+        ("/snapshot", post(snapshots::take)),
+        ("/fork", post(snapshots::fork)),
+    ]
 }
 
 /// The whole surface: the root episode's routes, `/episodes` and every episode's routes under
 /// `/episodes/{id}/`, and `/metrics`. Request bodies over `max_body_bytes` get 413.
+///
+/// An episode's routes are registered under `/episodes/{id}` in the same router as the root's
+/// rather than nested: a nested router costs every request a second routing, a path rewrite and
+/// several boxed services cloned.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
-    let episode = episode_routes().route("/", get(episodes::show).delete(episodes::delete));
-    Router::new()
+    let mut router = Router::new()
         .route("/episodes", post(episodes::create).get(episodes::list))
+        .route(
+            "/episodes/{id}",
+            get(episodes::show).delete(episodes::delete),
+        )
+        .route("/episodes/{id}/{*path}", any(extensions::dispatch_episode))
         .route("/metrics", get(episodes::metrics))
         .route("/snapshots", get(snapshots::list).post(snapshots::upload))
         .route(
             "/snapshots/{id}",
             get(snapshots::download).delete(snapshots::delete),
         )
-        .route("/snapshots/{id}/episodes", post(snapshots::restore))
-        .nest("/episodes/{id}", episode)
-        .merge(episode_routes())
+        .route("/snapshots/{id}/episodes", post(snapshots::restore));
+    for (path, routes) in episode_routes() {
+        router = router
+            .route(&format!("/episodes/{{id}}{path}"), routes.clone())
+            .route(path, routes);
+    }
+    router
+        .fallback(extensions::dispatch_root)
         .layer(middleware::map_response(method_not_allowed_body))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)

@@ -15,7 +15,8 @@ mod wire;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::response::Response;
+use axum::extract::{FromRequest, Request};
+use axum::response::{IntoResponse, Response};
 use axum::routing::MethodFilter;
 use axum::routing::{MethodRouter, on};
 use bytes::Bytes;
@@ -60,7 +61,22 @@ fn named_session(episode: &Episode, headers: &HeaderMap) -> Result<Option<Arc<Se
     }
 }
 
-async fn post(Current(episode): Current, headers: HeaderMap, body: Bytes) -> Response {
+/// Splits a request into its headers, moved out rather than cloned as axum's `HeaderMap`
+/// extractor would, and its body, read under the body limit (413 beyond it).
+async fn headers_and_body(request: Request) -> Result<(HeaderMap, Bytes), Response> {
+    let (mut parts, body) = request.into_parts();
+    let headers = std::mem::take(&mut parts.headers);
+    let body = Bytes::from_request(Request::from_parts(parts, body), &())
+        .await
+        .map_err(IntoResponse::into_response)?;
+    Ok((headers, body))
+}
+
+async fn post(Current(episode): Current, request: Request) -> Response {
+    let (headers, body) = match headers_and_body(request).await {
+        Ok(split) => split,
+        Err(refused) => return refused,
+    };
     let named = match named_session(&episode, &headers) {
         Ok(named) => named,
         Err(refusal) => return refusal.response(None),
