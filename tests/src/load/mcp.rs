@@ -152,7 +152,7 @@ impl Session {
     /// POSTs `body` to the MCP endpoint with the session's headers.
     async fn post(&mut self, body: Bytes) -> anyhow::Result<Response<Bytes>> {
         self.conn
-            .send(request(Method::POST, &self.uri, &self.headers, body))
+            .send(request(Method::POST, &self.uri, &self.headers, &body))
             .await
     }
 
@@ -225,7 +225,7 @@ impl Session {
         if self.conn.is_closed() && self.reconnect().await.is_err() {
             return;
         }
-        let delete = request(Method::DELETE, &self.uri, &self.headers, Bytes::new());
+        let delete = request(Method::DELETE, &self.uri, &self.headers, &[]);
         let _ = tokio::time::timeout(CLOSE_TIMEOUT, self.conn.send(delete)).await;
     }
 }
