@@ -27,6 +27,7 @@
 
 mod catalog;
 mod episode;
+mod ids;
 mod metrics;
 mod registry;
 pub mod sessions;
@@ -324,7 +325,7 @@ impl Host {
                 max: self.registry.max(),
             });
         };
-        let id = uuid::Uuid::new_v4().simple().to_string();
+        let (key, id) = ids::fresh();
         let inner = make(catalog.environment.clone(), id.clone(), &self.threads)
             .await
             .map_err(CreateError::Instantiate)?;
@@ -336,7 +337,7 @@ impl Host {
             self.metrics.clone(),
             self.epoch,
         ));
-        let live = slot.fill(episode.clone());
+        let live = slot.fill(key, episode.clone());
         self.metrics.created.inc();
         self.metrics.set_live(live);
         Ok(episode)

@@ -1,14 +1,14 @@
 //! The episodes alive, by id, with the process-wide cap on their number.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use super::episode::Episode;
+use super::ids::{IdMap, key};
 
 /// The episodes alive.
 pub struct Registry {
-    episodes: RwLock<HashMap<String, Arc<Episode>>>,
+    episodes: RwLock<IdMap<Arc<Episode>>>,
     /// Episodes alive or being created: never above `max`.
     count: AtomicUsize,
     max: usize,
@@ -20,14 +20,14 @@ pub struct Slot<'a> {
 }
 
 impl Slot<'_> {
-    /// Registers `episode` in the reserved place; answers the episodes alive.
-    pub fn fill(mut self, episode: Arc<Episode>) -> usize {
-        let registry = self.registry.take();
-        if let Some(registry) = registry {
-            registry.write().insert(episode.id().to_owned(), episode);
-            return registry.count.load(Ordering::Acquire);
-        }
-        0
+    /// Registers `episode`, whose id has the key `key` ([`super::ids::fresh`]), in the
+    /// reserved place; answers the episodes alive.
+    pub fn fill(mut self, key: u128, episode: Arc<Episode>) -> usize {
+        let Some(registry) = self.registry.take() else {
+            return 0;
+        };
+        registry.write().insert(key, episode);
+        registry.count.load(Ordering::Acquire)
     }
 }
 
@@ -43,7 +43,7 @@ impl Registry {
     /// A registry of at most `max` episodes.
     pub fn new(max: usize) -> Self {
         Self {
-            episodes: RwLock::new(HashMap::new()),
+            episodes: RwLock::new(IdMap::default()),
             count: AtomicUsize::new(0),
             max,
         }
@@ -54,13 +54,13 @@ impl Registry {
         self.max
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Arc<Episode>>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, IdMap<Arc<Episode>>> {
         self.episodes
             .write()
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Episode>>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, IdMap<Arc<Episode>>> {
         self.episodes.read().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -78,7 +78,7 @@ impl Registry {
 
     /// The episode `id`.
     pub fn get(&self, id: &str) -> Option<Arc<Episode>> {
-        self.read().get(id).cloned()
+        self.read().get(&key(id)?).cloned()
     }
 
     /// Every episode.
@@ -88,7 +88,7 @@ impl Registry {
 
     /// Removes episode `id`; answers the episodes left, or none when it was not there.
     pub fn remove(&self, id: &str) -> Option<usize> {
-        let removed = self.write().remove(id)?;
+        let removed = self.write().remove(&key(id)?)?;
         drop(removed);
         Some(self.count.fetch_sub(1, Ordering::AcqRel) - 1)
     }

@@ -1,12 +1,13 @@
 //! MCP sessions (§5.1): ids issued at `initialize`, forgotten on `DELETE`, after 30 minutes idle,
 //! or never issued past 10,000 open ones — the reference's (mcp 1.30) defaults.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
+
+use super::ids::{IdMap, fresh, key};
 
 /// How long a session may sit idle before it is forgotten.
 pub const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
@@ -63,7 +64,7 @@ impl Session {
 pub struct TooManySessions;
 
 struct Table {
-    sessions: HashMap<String, Arc<Session>>,
+    sessions: IdMap<Arc<Session>>,
     last_sweep: Instant,
 }
 
@@ -90,7 +91,7 @@ impl Sessions {
             idle,
             max,
             table: Mutex::new(Table {
-                sessions: HashMap::new(),
+                sessions: IdMap::default(),
                 last_sweep: start,
             }),
         }
@@ -131,21 +132,22 @@ impl Sessions {
         if table.sessions.len() >= self.max {
             return Err(TooManySessions);
         }
+        let (key, id) = fresh();
         let session = Arc::new(Session {
-            id: uuid::Uuid::new_v4().simple().to_string(),
+            id,
             last_used: AtomicU64::new(now),
             stream_open: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             ended: Notify::new(),
         });
-        table.sessions.insert(session.id.clone(), session.clone());
+        table.sessions.insert(key, session.clone());
         Ok(session)
     }
 
     /// The open session `id`, marked as used now; none when unknown, ended or expired.
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
         let now = self.now_ms();
-        let session = self.table().sessions.get(id).cloned()?;
+        let session = self.table().sessions.get(&key(id)?).cloned()?;
         if self.is_idle(&session, now) {
             self.end(id);
             return None;
@@ -156,7 +158,7 @@ impl Sessions {
 
     /// Ends session `id`; false when it was not open.
     pub fn end(&self, id: &str) -> bool {
-        let removed = self.table().sessions.remove(id);
+        let removed = key(id).and_then(|id| self.table().sessions.remove(&id));
         removed.inspect(|s| s.close()).is_some()
     }
 }
