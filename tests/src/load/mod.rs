@@ -2,8 +2,9 @@
 //! environment server, MCP sessions over them, the data plane, the episodes API, closed loops of
 //! tool calls, their statistics, and readings of CPU time and memory.
 //!
-//! To stay cheap they speak HTTP/1.1 with hyper's connection API, driving each connection from
-//! the task that uses it, reuse prebuilt headers, and deserialize only the fields they check.
+//! To stay cheap they speak plain HTTP/1.1 over their own keep-alive connections ([`conn`]),
+//! each driven by the task that uses it, reuse prebuilt headers, and deserialize only the fields
+//! they check.
 
 pub mod closed_loop;
 pub mod conn;

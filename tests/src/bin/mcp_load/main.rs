@@ -26,11 +26,12 @@
 //! the same window and its memory before and after (before seeding or creating episodes); then
 //! it closes the sessions and resets the environment (or deletes the episodes it created).
 //!
-//! To stay cheap it speaks HTTP/1.1 with hyper's connection API ([`envhost_tests::load`]),
-//! driving each connection from the task that uses it, reuses prebuilt headers and a request-body
-//! template, and deserializes only the fields it checks. It allocates with mimalloc: the client
-//! shares the machine with the server it measures, and with 1,000 connections glibc's allocator
-//! cost it about 3 µs more CPU per call (12–15 µs against 11–11.5 µs), CPU the server then lacked.
+//! To stay cheap it speaks plain HTTP/1.1 over its own keep-alive connections
+//! ([`envhost_tests::load::conn`]), each driven by the task that uses it, reuses prebuilt headers
+//! and a request-body template, and deserializes only the fields it checks. It allocates with
+//! mimalloc: the client shares the machine with the server it measures, and with 1,000
+//! connections glibc's allocator cost it about 3 µs more CPU per call (12–15 µs against
+//! 11–11.5 µs), CPU the server then lacked.
 
 mod report;
 mod run;
