@@ -93,6 +93,7 @@ async fn episodes_are_listed_shown_and_deleted() {
     assert_eq!(status, 201);
     let id = created["id"].as_str().unwrap().to_owned();
     assert_eq!(created["url"], format!("/episodes/{id}/"));
+    assert_eq!(created["root"], false);
 
     let listed: Value = reqwest::get(format!("{}/episodes", server.url))
         .await
@@ -108,6 +109,17 @@ async fn episodes_are_listed_shown_and_deleted() {
         .collect();
     assert!(ids.contains(&id.as_str()));
     assert_eq!(ids.len(), 2, "the root episode and the new one");
+    let roots: Vec<bool> = listed["episodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["root"] == (e["id"] != id.as_str()))
+        .collect();
+    assert_eq!(
+        roots,
+        [true, true],
+        "only the root episode is marked root: {listed}"
+    );
 
     let shown: Value = reqwest::get(format!("{}/episodes/{id}", server.url))
         .await
@@ -147,6 +159,37 @@ async fn episodes_are_listed_shown_and_deleted() {
         (status, unknown["error"]["code"].as_str()),
         (404, Some("environment_not_found"))
     );
+}
+
+#[tokio::test]
+async fn create_bodies_other_than_the_object_get_400_and_create_nothing() {
+    let server = TestServer::guest("slack");
+    let http = reqwest::Client::new();
+    for body in [
+        r#"{"environment": "slack", "extra": 1}"#,
+        "[]",
+        r#"{"environment": 1}"#,
+        "{",
+    ] {
+        let answer = http
+            .post(format!("{}/episodes", server.url))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 400, "{body}");
+        let error: Value = answer.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "invalid_params", "{body}: {error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(!message.contains("CreateRequest"), "{body}: {message}");
+    }
+    let listed: Value = reqwest::get(format!("{}/episodes", server.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["episodes"].as_array().unwrap().len(), 1, "{listed}");
 }
 
 #[tokio::test]

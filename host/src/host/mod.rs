@@ -6,7 +6,8 @@
 //! An episode's calls run one at a time, each on its caller's own task while its guest answers
 //! within an epoch tick (no hand-off to another task or thread); a call whose guest computes
 //! longer moves to a task of its own, so dropping the caller's future never stops a guest
-//! mid-call. Call from any task, or from `Runtime::block_on`.
+//! mid-call. Call from any task, or from `Runtime::block_on`. Idle episodes are evicted only
+//! when [`Host::evict_idle`] runs (the HTTP server runs it every second).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -59,7 +60,8 @@ pub struct EnvironmentConfig {
     pub card_name: Option<String>,
     /// Each episode's limits.
     pub limits: Limits,
-    /// How long an episode may go without a call before it is evicted; `None` keeps it.
+    /// How long an episode may go without a call before [`Host::evict_idle`] evicts it; `None`
+    /// keeps it. The HTTP server calls `evict_idle` every second; an embedder calls it itself.
     pub idle_timeout: Option<Duration>,
 }
 
@@ -365,7 +367,8 @@ impl Host {
     }
 
     /// Evicts the episodes idle past their environment's idle timeout, except `keep`; answers
-    /// how many.
+    /// how many. Nothing evicts on its own: the HTTP server calls this every second, and an
+    /// embedder that sets idle timeouts calls it as often as it wants them enforced.
     pub fn evict_idle(&self, keep: Option<&str>) -> usize {
         let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
         let idle = |e: &Episode| {

@@ -19,23 +19,26 @@ pub fn episode_url(id: &str) -> String {
     format!("/episodes/{id}/")
 }
 
-fn summary(episode: &Episode) -> Value {
+/// `{"id", "environment", "url", "root"}`: `root` is true for the episode served at `/`.
+fn summary(state: &AppState, episode: &Episode) -> Value {
     json!({
         "id": episode.id(),
         "environment": episode.catalog().name,
         "url": episode_url(episode.id()),
+        "root": episode.id() == state.root.id(),
     })
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = r#"an object {"environment": name}"#)]
 struct CreateRequest {
     /// The environment's name; the default (first) one when absent.
     environment: Option<String>,
 }
 
-/// `POST /episodes {"environment": name}` → `201 {"id", "environment", "url"}` with a `Location`;
-/// 404 `environment_not_found`, 503 `too_many_episodes` (with `Retry-After`) at the cap,
-/// 400 `invalid_params` for a body that is not such an object.
+/// `POST /episodes {"environment": name}` → `201 {"id", "environment", "url", "root": false}`
+/// with a `Location`; 404 `environment_not_found`, 503 `too_many_episodes` (with `Retry-After`)
+/// at the cap, 400 `invalid_params` for a body that is not such an object (other keys included).
 pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
     let request: CreateRequest = if body.iter().all(u8::is_ascii_whitespace) {
         CreateRequest { environment: None }
@@ -50,7 +53,7 @@ pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
         .unwrap_or_else(|| state.root.catalog().name.clone());
     match state.host.create_episode(&name).await {
         Ok(episode) => {
-            let mut response = reply::json(StatusCode::CREATED, &summary(&episode));
+            let mut response = reply::json(StatusCode::CREATED, &summary(&state, &episode));
             if let Ok(location) = HeaderValue::from_str(&episode_url(episode.id())) {
                 response.headers_mut().insert(header::LOCATION, location);
             }
@@ -79,16 +82,21 @@ fn create_error(e: &CreateError) -> Response {
     response
 }
 
-/// `GET /episodes` → `{"episodes": [{"id", "environment", "url"}, ...]}`.
+/// `GET /episodes` → `{"episodes": [{"id", "environment", "url", "root"}, ...]}`.
 pub async fn list(State(state): State<AppState>) -> Response {
-    let episodes: Vec<Value> = state.host.episodes().iter().map(|e| summary(e)).collect();
+    let episodes: Vec<Value> = state
+        .host
+        .episodes()
+        .iter()
+        .map(|e| summary(&state, e))
+        .collect();
     reply::json(StatusCode::OK, &json!({"episodes": episodes}))
 }
 
-/// `GET /episodes/{id}` → `{"id", "environment", "url"}`, or 404.
+/// `GET /episodes/{id}` → `{"id", "environment", "url", "root"}`, or 404.
 pub async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
     match state.host.episode(&id) {
-        Some(episode) => reply::json(StatusCode::OK, &summary(&episode)),
+        Some(episode) => reply::json(StatusCode::OK, &summary(&state, &episode)),
         None => episode_not_found(&id),
     }
 }

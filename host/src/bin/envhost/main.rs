@@ -65,7 +65,8 @@ struct Serve {
     /// The largest request body accepted (413 beyond it).
     #[arg(long, default_value_t = server::DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
-    /// The most episodes alive at once (503 beyond it) [default: 1000].
+    /// The most episodes alive at once, the root episode included (503 beyond it); at least 1
+    /// [default: 1000].
     #[arg(long)]
     max_episodes: Option<usize>,
     /// Allocate instances on demand instead of from a pool sized for --max-episodes.
@@ -74,7 +75,8 @@ struct Serve {
     /// Linear memory per instance, in MiB [default: 256].
     #[arg(long)]
     memory_mib: Option<usize>,
-    /// Guest CPU time per call, in milliseconds, before the call fails [default: 10000].
+    /// Guest time per call, in milliseconds, on the wall clock from the call's start, before the
+    /// call fails with `deadline_exceeded` [default: 10000].
     #[arg(long)]
     cpu_deadline_ms: Option<u64>,
     /// Wall time a caller waits per call, queueing included, in milliseconds [default: 60000].
@@ -135,6 +137,10 @@ fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
     }
     let mut config = HostConfig::new(environments);
     config.max_episodes = args.max_episodes.or(file.max_episodes).unwrap_or(1_000);
+    anyhow::ensure!(
+        config.max_episodes >= 1,
+        "--max-episodes (or max_episodes) must be at least 1: the root episode counts"
+    );
     config.pooling = !args.no_pool && file.pool.unwrap_or(true);
     config.transfers = transfers;
     config.guest_threads = match args.guest_threads {
