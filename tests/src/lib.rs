@@ -194,6 +194,17 @@ impl TestServer {
         (status, response.json().await.expect("a JSON answer"))
     }
 
+    /// `GET /episodes`: the answer's `episodes` list.
+    pub async fn list_episodes(&self) -> Vec<Value> {
+        let listed: Value = reqwest::get(format!("{}/episodes", self.url))
+            .await
+            .expect("GET /episodes")
+            .json()
+            .await
+            .expect("a JSON answer");
+        listed["episodes"].as_array().expect("a list").clone()
+    }
+
     /// A new episode of `environment`, as an endpoint.
     pub async fn new_episode(&self, environment: &str) -> Endpoint {
         let (status, answer) = self.create_episode(environment).await;

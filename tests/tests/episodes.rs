@@ -95,30 +95,18 @@ async fn episodes_are_listed_shown_and_deleted() {
     assert_eq!(created["url"], format!("/episodes/{id}/"));
     assert_eq!(created["root"], false);
 
-    let listed: Value = reqwest::get(format!("{}/episodes", server.url))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let ids: Vec<&str> = listed["episodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["id"].as_str().unwrap())
-        .collect();
+    let listed = server.list_episodes().await;
+    let ids: Vec<&str> = listed.iter().map(|e| e["id"].as_str().unwrap()).collect();
     assert!(ids.contains(&id.as_str()));
     assert_eq!(ids.len(), 2, "the root episode and the new one");
-    let roots: Vec<bool> = listed["episodes"]
-        .as_array()
-        .unwrap()
+    let roots: Vec<bool> = listed
         .iter()
         .map(|e| e["root"] == (e["id"] != id.as_str()))
         .collect();
     assert_eq!(
         roots,
         [true, true],
-        "only the root episode is marked root: {listed}"
+        "only the root episode is marked root: {listed:?}"
     );
 
     let shown: Value = reqwest::get(format!("{}/episodes/{id}", server.url))
@@ -183,13 +171,8 @@ async fn create_bodies_other_than_the_object_get_400_and_create_nothing() {
         let message = error["error"]["message"].as_str().unwrap();
         assert!(!message.contains("CreateRequest"), "{body}: {message}");
     }
-    let listed: Value = reqwest::get(format!("{}/episodes", server.url))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(listed["episodes"].as_array().unwrap().len(), 1, "{listed}");
+    let listed = server.list_episodes().await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
 }
 
 #[tokio::test]
