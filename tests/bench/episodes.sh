@@ -8,16 +8,18 @@
 #   host_bench density                 10,000 slack episodes × 10 messages, in process
 #   host_bench calls                   trivial tool calls on one core, in process
 #   episodes_bench admission           20,000 creates against `--max-episodes 10000`
-#   spread, ROUNDS times alternating   mcp_load --clients 8 on the root episode (the
-#                                      single-episode figure), then mcp_load --clients 1000
-#                                      --episodes 1000 (each client its own episode and session)
+#   episodes_bench spread, ROUNDS runs 8 clients on the root episode (the single-episode
+#                                      figure) and 1,000 episodes with a client and session each,
+#                                      taking TURNS turns of TURN_SECONDS each in ABBA order
 #   episodes_bench isolation           a spinning episode (100 ms deadline) beside 8 clients,
 #                                      paced at 500 and 1,000 calls/s each, then closed loop
 #
 # Environment:
 #   OUT            where the raw outputs and report.md go (default: a new /tmp/envhost-episodes.*)
-#   ROUNDS         alternations of the spread bench (default: 5)
-#   BENCH_SECONDS  the measured seconds of each load phase (default: 10)
+#   ROUNDS         runs of the spread bench, each on a fresh server (default: 3)
+#   TURNS          turns of each load per spread run (default: 10)
+#   TURN_SECONDS   the measured seconds of each turn (default: 2)
+#   BENCH_SECONDS  the measured seconds of each isolation phase (default: 10)
 #   SKIP_BUILD=1   use what is built already
 # Everything this script starts is stopped when it exits.
 set -euo pipefail
@@ -26,7 +28,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 
 OUT=${OUT:-$(mktemp -d /tmp/envhost-episodes.XXXXXX)}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-3}
+TURNS=${TURNS:-10}
+TURN_SECONDS=${TURN_SECONDS:-2}
 SECS=${BENCH_SECONDS:-10}
 ENVHOST=target/release/envhost
 RELEASE=guests/target/wasm32-wasip2/release
@@ -81,17 +85,15 @@ start_server admission "slack=$RELEASE/slack.wasm" --max-episodes 10000
 target/release/episodes_bench admission --url "$URL" --server-pid "$SERVER_PID" | tee "$OUT/admission.txt"
 stop_server
 
-log "spread: $ROUNDS rounds"
-start_server spread "slack=$RELEASE/slack.wasm" --max-episodes 2000
+log "spread: $ROUNDS runs of $TURNS turns"
 : >"$OUT/spread.txt"
 for round in $(seq "$ROUNDS"); do
-    for load in "--clients 8" "--clients 1000 --episodes 1000"; do
-        # shellcheck disable=SC2086  # $load is two or four words on purpose
-        target/release/mcp_load --url "$URL" --server-pid "$SERVER_PID" --seconds "$SECS" $load --json \
-            | tee -a "$OUT/spread.raw" | grep '^{' | sed "s/^/$round /" >>"$OUT/spread.txt"
-    done
+    start_server spread "slack=$RELEASE/slack.wasm" --max-episodes 2000
+    target/release/episodes_bench spread --url "$URL" --server-pid "$SERVER_PID" \
+        --turns "$TURNS" --seconds "$TURN_SECONDS" --json \
+        | tee -a "$OUT/spread.raw" | grep '^{' | sed "s/^/$round /" >>"$OUT/spread.txt"
+    stop_server
 done
-stop_server
 
 log "isolation"
 : >"$OUT/isolation.txt"

@@ -1,10 +1,10 @@
 """Markdown of a tests/bench/episodes.sh run: `python3 episodes_report.py OUT_DIR`.
 
 Reads OUT_DIR/{density,calls,admission,isolation}.txt (the benches' own Markdown, shown as
-they are) and OUT_DIR/spread.txt (lines `<round> <mcp_load --json line>`), and prints the
-spread table: per round, the single-episode figure (8 clients on one episode), the aggregate
-over 1,000 episodes (1,000 clients, each its own episode and MCP session), their ratio, and the
-median ratio over the rounds.
+they are) and OUT_DIR/spread.txt (lines `<run> <episodes_bench spread --json line>`), and prints
+the spread table: per run, the single-episode figure (8 clients on one episode), the aggregate
+over 1,000 episodes (each with its own client and MCP session), both over every turn of the run,
+their ratio, the median of the run's turn-by-turn ratios, and the median ratio over the runs.
 """
 
 from __future__ import annotations
@@ -22,45 +22,40 @@ def section(out: Path, name: str, title: str) -> str:
 
 
 def spread(out: Path) -> str:
-    rounds: dict[int, dict[str, dict]] = {}
-    for line in (out / "spread.txt").read_text().splitlines():
-        round_text, raw = line.split(" ", 1)
-        run = json.loads(raw)
-        kind = "single" if run["episodes"] == 1 else "many"
-        rounds.setdefault(int(round_text), {})[kind] = run
     rows = [
-        "| round | 1 episode, 8 clients: calls/s | p99 ms | server CPU µs/call "
-        "| 1,000 episodes, 1,000 clients: calls/s | p99 ms | server CPU µs/call | ratio |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| run | 1 episode, 8 clients: calls/s | p99 ms | server CPU µs/call "
+        "| 1,000 episodes, 1 client each: calls/s | p99 ms | server CPU µs/call | ratio "
+        "| turn by turn: median (lowest–highest) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     ratios = []
-    for number, runs in sorted(rounds.items()):
-        single, many = runs.get("single"), runs.get("many")
-        if not single or not many:
+    for line in (out / "spread.txt").read_text().splitlines():
+        number, raw = line.split(" ", 1)
+        run = json.loads(raw)
+        if run.get("ratio") is None:
             continue
-        ratio = many["per_s"] / single["per_s"]
-        ratios.append(ratio)
+        single, many, turns = run["single"], run["spread"], run["turn_ratios"]
+        ratios.append(run["ratio"])
         rows.append(
-            f"| {number} | {single['per_s']:,.0f} | {single['p99_ms']:.3f} | {cpu_per_call(single)} "
-            f"| {many['per_s']:,.0f} | {many['p99_ms']:.1f} | {cpu_per_call(many)} | {ratio:.1%} |"
+            f"| {number} | {single['per_s']:,.0f} | {single['p99_ms']:.3f} "
+            f"| {cpu(single)} | {many['per_s']:,.0f} | {many['p99_ms']:.1f} | {cpu(many)} "
+            f"| {run['ratio']:.1%} | {run['median_turn_ratio']:.1%} "
+            f"({min(turns):.1%}–{max(turns):.1%}) |"
         )
     if not ratios:
-        return "### Spread\n\n(no complete round)\n"
+        return "### Spread\n\n(no complete run)\n"
     median = statistics.median(ratios)
     verdict = "holds" if median >= 0.8 else "does not hold"
     return (
         "### Spread: 1,000 episodes against one\n\n" + "\n".join(rows) + "\n\n"
-        f"Median ratio over {len(ratios)} rounds: {median:.1%} (target ≥ 80%: {verdict}); "
+        f"Median ratio over {len(ratios)} runs: {median:.1%} (target ≥ 80%: {verdict}); "
         f"lowest {min(ratios):.1%}, highest {max(ratios):.1%}.\n"
     )
 
 
-def cpu_per_call(run: dict) -> str:
-    server = run.get("server") or {}
-    cpu = server.get("cpu_s")
-    if cpu is None or not run["calls"]:
-        return "-"
-    return f"{cpu / run['calls'] * 1e6:.1f}"
+def cpu(load: dict) -> str:
+    value = load.get("server_cpu_us_per_call")
+    return "-" if value is None else f"{value:.1f}"
 
 
 def main() -> None:

@@ -29,6 +29,11 @@ impl ClientStats {
         }
     }
 
+    /// The successful calls counted so far.
+    pub fn calls(&self) -> usize {
+        self.latencies_ns.len()
+    }
+
     /// Adds `other`'s calls to these (its first error and stop too, when these have none).
     pub fn merge(&mut self, mut other: Self) {
         self.latencies_ns.append(&mut other.latencies_ns);

@@ -17,6 +17,16 @@
 //!     the spinner over and over (noisy; each spin runs into the server's --cpu-deadline-ms and
 //!     answers `deadline_exceeded`). Prints the echo latency and rate of each phase, the ratio of
 //!     their p99s (the target: at most 2) and the spins; then deletes the episodes.
+//! episodes_bench spread --url URL [--episodes 1000] [--clients 8] [--turns 10] [--seconds 2]
+//!                       [--warmup 0.5] [--environment slack] [--server-pid PID] [--timeout 30]
+//!                       [--json]
+//!     seeds the root episode and creates --episodes seeded episodes, then has two loads take
+//!     --turns turns each, in ABBA order: --clients clients on the root episode, and one client
+//!     on each created episode, every client with its own connection and MCP session calling
+//!     `<name>_send_message` in a closed loop; the root episode is seeded afresh before each of
+//!     its turns. Prints each load's calls/s over all its turns,
+//!     their ratio (the target: spread at least 80% of single) and the turn-by-turn ratios,
+//!     then deletes the episodes and resets the root episode.
 //! ```
 //!
 //! Each prints a Markdown table, and with --json one JSON line too; it exits 1 when a check
@@ -25,6 +35,7 @@
 mod admission;
 mod isolation;
 mod server;
+mod spread;
 mod table;
 
 use std::process::ExitCode;
@@ -47,6 +58,8 @@ enum Bench {
     Admission(admission::Args),
     /// A spinning episode's effect on other episodes' calls.
     Isolation(isolation::Args),
+    /// Many episodes with a session each against one episode, in turns.
+    Spread(spread::Args),
 }
 
 /// What every bench takes.
@@ -91,6 +104,7 @@ fn main() -> ExitCode {
     let (common, bench) = match &cli.bench {
         Bench::Admission(args) => (&args.common, "admission"),
         Bench::Isolation(args) => (&args.common, "isolation"),
+        Bench::Spread(args) => (&args.common, "spread"),
     };
     let outcome = common.validate().and_then(|()| {
         tokio::runtime::Builder::new_current_thread()
@@ -100,6 +114,7 @@ fn main() -> ExitCode {
                 match &cli.bench {
                     Bench::Admission(args) => admission::run(args).await,
                     Bench::Isolation(args) => isolation::run(args).await,
+                    Bench::Spread(args) => spread::run(args).await,
                 }
             })
     });

@@ -35,7 +35,6 @@
 
 mod report;
 mod run;
-mod template;
 
 use std::process::ExitCode;
 

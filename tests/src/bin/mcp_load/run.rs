@@ -12,12 +12,12 @@ use envhost_tests::load::episodes::{Episode, create_many, delete_all};
 use envhost_tests::load::mcp::Session;
 use envhost_tests::load::procfs::{CpuTimes, Memory, proc_memory};
 use envhost_tests::load::stats::{ClientStats, Summary};
+use envhost_tests::load::template::CallTemplate;
 use futures::{StreamExt as _, TryStreamExt as _};
 use http::Uri;
 
 use crate::Args;
 use crate::report::{Report, ServerUsage};
-use crate::template::CallTemplate;
 
 /// How many episodes `--episodes` creates (and seeds), and deletes, at once.
 const CREATE_CONCURRENCY: usize = 8;

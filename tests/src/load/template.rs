@@ -2,13 +2,13 @@
 
 use std::fmt::Write as _;
 
+use super::data_plane::CHANNEL;
 use bytes::{BufMut as _, Bytes, BytesMut};
-use envhost_tests::load::data_plane::CHANNEL;
 use serde_json::{Map, Value};
 
 /// The `tools/call` bodies of one client, from a prebuilt template: only the request id and, for
 /// the slack message, the message number change from call to call.
-pub(crate) struct CallTemplate {
+pub struct CallTemplate {
     /// The body up to the request id.
     head: &'static [u8],
     /// From after the id: the tool and the fixed arguments; for the slack message, up to the
@@ -25,7 +25,7 @@ pub(crate) struct CallTemplate {
 impl CallTemplate {
     /// The template of client `client` calling `tool` with `arguments`, or without them with the
     /// slack message (`channel` bench, `to` sink, `text` numbered per call).
-    pub(crate) fn new(tool: &str, client: usize, arguments: Option<&Map<String, Value>>) -> Self {
+    pub fn new(tool: &str, client: usize, arguments: Option<&Map<String, Value>>) -> Self {
         let name = Value::from(tool).to_string();
         let call = format!(r#","method":"tools/call","params":{{"name":{name},"arguments":"#);
         let (middle, tail, numbered) = match arguments {
@@ -50,7 +50,7 @@ impl CallTemplate {
     }
 
     /// The body of request `id` sending message number `n` (unused with fixed arguments).
-    pub(crate) fn body(&mut self, id: u64, n: u64) -> Bytes {
+    pub fn body(&mut self, id: u64, n: u64) -> Bytes {
         self.buffer
             .reserve(self.head.len() + self.middle.len() + self.tail.len() + 40);
         self.buffer.put_slice(self.head);

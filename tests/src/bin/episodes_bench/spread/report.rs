@@ -1,0 +1,165 @@
+//! The report of both loads, as Markdown and JSON.
+
+use envhost_tests::load::stats::Summary;
+use serde_json::json;
+
+use super::Args;
+use super::turn::Load;
+use crate::Outcome;
+use crate::table::{Table, count, ms, rate, round};
+
+/// The least spread calls/s / single-episode calls/s the project aims for.
+const TARGET_RATIO: f64 = 0.8;
+
+/// A load's figures for the report.
+struct Figures {
+    /// Its calls over every turn.
+    summary: Summary,
+    /// The server's CPU per successful call, in µs.
+    server_us: Option<f64>,
+    /// This process' CPU per successful call, in µs.
+    client_us: Option<f64>,
+}
+
+impl Figures {
+    fn of(load: &mut Load) -> Self {
+        let summary = Summary::of(&mut load.clients, load.elapsed);
+        let per_call = |cpu: f64| (summary.calls > 0).then(|| cpu * 1e6 / summary.calls as f64);
+        Self {
+            server_us: load.server_cpu.and_then(per_call),
+            client_us: per_call(load.client_cpu),
+            summary,
+        }
+    }
+}
+
+/// The median of `values` (the mean of the middle two for an even count); `None` when empty.
+fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+/// The report of both loads (their calls are drained into the summaries).
+pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome {
+    let pair_ratios: Vec<f64> = single
+        .rates
+        .iter()
+        .zip(&spread.rates)
+        .filter(|(s, _)| **s > 0.0)
+        .map(|(s, m)| m / s)
+        .collect();
+    let a = Figures::of(&mut single);
+    let b = Figures::of(&mut spread);
+    let mut out = format!(
+        "### episodes_bench spread: {} episodes with a client each against {} clients on the \
+         root episode, {} turns of each ({} s measured after {} s of warmup, ABBA order), \
+         against {}\n\n",
+        args.episodes, args.clients, args.turns, args.seconds, args.warmup, args.common.url
+    );
+    let mut table = Table::new(&[
+        "load",
+        "calls",
+        "errors",
+        "calls/s",
+        "turns: lowest–highest calls/s",
+        "p50 ms",
+        "p99 ms",
+        "server cpu µs/call",
+        "client cpu µs/call",
+    ]);
+    let us = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1}"));
+    for (name, load, f) in [
+        (format!("1 episode, {} clients", args.clients), &single, &a),
+        (
+            format!("{} episodes, 1 client each", args.episodes),
+            &spread,
+            &b,
+        ),
+    ] {
+        let lowest = load.rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let highest = load.rates.iter().copied().fold(0.0, f64::max);
+        table.row(vec![
+            name,
+            count(f.summary.calls as u64),
+            count(f.summary.errors),
+            rate(f.summary.per_s),
+            format!("{}–{}", rate(lowest), rate(highest)),
+            ms(f.summary.p50),
+            ms(f.summary.p99),
+            us(f.server_us),
+            us(f.client_us),
+        ]);
+    }
+    out.push_str(&table.render());
+
+    let ratio = (a.summary.per_s > 0.0).then(|| b.summary.per_s / a.summary.per_s);
+    let holds = ratio.is_some_and(|r| r >= TARGET_RATIO);
+    let percent = |r: f64| format!("{:.1}%", 100.0 * r);
+    let lowest = pair_ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = pair_ratios.iter().copied().fold(0.0, f64::max);
+    out.push_str(&format!(
+        "\nspread / single calls/s: {} (target ≥ {}: {}); turn by turn: median {}, {}–{}\n",
+        ratio.map_or_else(|| "-".into(), percent),
+        percent(TARGET_RATIO),
+        if holds { "holds" } else { "does not hold" },
+        median(&pair_ratios).map_or_else(|| "-".into(), percent),
+        percent(lowest),
+        percent(highest),
+    ));
+    let failures: Vec<String> = single
+        .clients
+        .iter()
+        .chain(&spread.clients)
+        .enumerate()
+        .filter_map(|(i, s)| s.failure(i))
+        .collect();
+    for failure in &failures {
+        out.push_str(&format!("{failure}\n"));
+    }
+
+    let load_json = |load: &Load, f: &Figures| {
+        json!({
+            "calls": f.summary.calls, "errors": f.summary.errors,
+            "per_s": round(f.summary.per_s, 1),
+            "turn_per_s": load.rates.iter().map(|r| round(*r, 1)).collect::<Vec<_>>(),
+            "p50_ms": f.summary.p50.map(|v| round(v, 3)),
+            "p99_ms": f.summary.p99.map(|v| round(v, 3)),
+            "elapsed_s": round(load.elapsed.as_secs_f64(), 3),
+            "server_cpu_us_per_call": f.server_us.map(|v| round(v, 1)),
+            "client_cpu_us_per_call": f.client_us.map(|v| round(v, 1)),
+        })
+    };
+    let json = json!({
+        "bench": "spread", "url": args.common.url, "episodes": args.episodes,
+        "clients": args.clients, "turns": args.turns, "seconds": args.seconds,
+        "warmup_s": args.warmup,
+        "single": load_json(&single, &a), "spread": load_json(&spread, &b),
+        "ratio": ratio.map(|r| round(r, 4)),
+        "turn_ratios": pair_ratios.iter().map(|r| round(*r, 4)).collect::<Vec<_>>(),
+        "median_turn_ratio": median(&pair_ratios).map(|r| round(r, 4)),
+        "target_ratio": TARGET_RATIO, "target_holds": holds,
+    });
+    Outcome {
+        table: out,
+        json,
+        ok: failures.is_empty() && a.summary.errors == 0 && b.summary.errors == 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_take_the_middle() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+}
