@@ -2,10 +2,14 @@
 
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
 use bytes::Bytes;
+use serde_json::{Map, Value};
 
 use super::mcp::Session;
+use super::procfs::CpuTimes;
 use super::stats::ClientStats;
+use super::template::CallTemplate;
 
 /// When a client's calls count, and how long one may take.
 #[derive(Clone, Copy, Debug)]
@@ -85,4 +89,57 @@ pub async fn closed_loop(
         }
     }
     (session, stats)
+}
+
+/// What [`run_clients`] measured.
+pub struct Finished {
+    /// Each client's session (to go on with or close) and calls, in the order of the sessions.
+    pub clients: Vec<(Session, ClientStats)>,
+    /// The measured window, from the end of the warmup to the last client's last answer.
+    pub elapsed: Duration,
+    /// CPU times at the start of the window.
+    pub cpu_start: CpuTimes,
+    /// CPU times at its end.
+    pub cpu_end: CpuTimes,
+}
+
+/// Runs a closed loop per session through `window`, client `first + i` on `sessions[i]` calling
+/// `tool` with [`CallTemplate`] bodies (`arguments`, or the numbered slack message), and waits
+/// for every loop; CPU times (this process', `server_pid`'s) are read as the window starts and
+/// once the last loop ends.
+///
+/// # Errors
+/// When a client task panicked.
+pub async fn run_clients(
+    sessions: Vec<Session>,
+    tool: &str,
+    first: usize,
+    arguments: Option<&Map<String, Value>>,
+    window: Window,
+    server_pid: Option<u32>,
+) -> anyhow::Result<Finished> {
+    let tasks: Vec<_> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(i, session)| {
+            let mut template = CallTemplate::new(tool, first + i, arguments);
+            tokio::spawn(closed_loop(
+                session,
+                move |id, n| template.body(id, n),
+                window,
+            ))
+        })
+        .collect();
+    tokio::time::sleep_until(window.start.into()).await;
+    let cpu_start = CpuTimes::now(server_pid);
+    let mut clients = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        clients.push(task.await.context("a client task panicked")?);
+    }
+    Ok(Finished {
+        clients,
+        elapsed: window.start.elapsed(),
+        cpu_start,
+        cpu_end: CpuTimes::now(server_pid),
+    })
 }

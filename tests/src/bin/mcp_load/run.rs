@@ -5,14 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use envhost_tests::load::closed_loop::{Window, closed_loop};
+use envhost_tests::load::closed_loop::{Window, run_clients};
 use envhost_tests::load::conn::{Conn, Target};
 use envhost_tests::load::data_plane::{Card, fetch_card, reset, seed};
 use envhost_tests::load::episodes::{Episode, create_many, delete_all};
 use envhost_tests::load::mcp::Session;
 use envhost_tests::load::procfs::{CpuTimes, Memory, proc_memory};
 use envhost_tests::load::stats::{ClientStats, Summary};
-use envhost_tests::load::template::CallTemplate;
 use futures::{StreamExt as _, TryStreamExt as _};
 use http::Uri;
 
@@ -193,39 +192,27 @@ async fn measure(
         args.seconds,
         Duration::from_secs_f64(args.timeout),
     );
-    let tasks: Vec<_> = sessions
-        .into_iter()
-        .enumerate()
-        .map(|(i, session)| {
-            let mut template = CallTemplate::new(tool, i, args.arguments.as_ref());
-            tokio::spawn(closed_loop(
-                session,
-                move |id, n| template.body(id, n),
-                window,
-            ))
-        })
-        .collect();
-
-    tokio::time::sleep_until(window.start.into()).await;
-    let cpu_start = CpuTimes::now(args.server_pid);
-    let mut finished = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        finished.push(task.await.context("a client task panicked")?);
-    }
-    let elapsed = window.start.elapsed();
-    let cpu_end = CpuTimes::now(args.server_pid);
+    let finished = run_clients(
+        sessions,
+        tool,
+        0,
+        args.arguments.as_ref(),
+        window,
+        args.server_pid,
+    )
+    .await?;
     let memory_after = args.server_pid.and_then(proc_memory);
 
-    let mut clients = Vec::with_capacity(finished.len());
-    for (mut session, stats) in finished {
+    let mut clients = Vec::with_capacity(finished.clients.len());
+    for (mut session, stats) in finished.clients {
         session.close().await;
         clients.push(stats);
     }
     Ok(Measured {
         clients,
-        elapsed,
-        cpu_start,
-        cpu_end,
+        elapsed: finished.elapsed,
+        cpu_start: finished.cpu_start,
+        cpu_end: finished.cpu_end,
         memory_after,
     })
 }

@@ -26,7 +26,7 @@ impl Figures {
         let summary = Summary::of(&mut load.clients, load.elapsed);
         let per_call = |cpu: f64| (summary.calls > 0).then(|| cpu * 1e6 / summary.calls as f64);
         Self {
-            server_us: load.server_cpu.and_then(per_call),
+            server_us: load.server_cpu().and_then(per_call),
             client_us: per_call(load.client_cpu),
             summary,
         }

@@ -3,12 +3,9 @@
 
 use std::time::Duration;
 
-use anyhow::Context as _;
-use envhost_tests::load::closed_loop::{Window, closed_loop};
+use envhost_tests::load::closed_loop::{Window, run_clients};
 use envhost_tests::load::mcp::Session;
-use envhost_tests::load::procfs::CpuTimes;
 use envhost_tests::load::stats::ClientStats;
-use envhost_tests::load::template::CallTemplate;
 
 use super::Args;
 
@@ -61,22 +58,23 @@ pub(super) struct Load {
     pub(super) elapsed: Duration,
     /// Each turn's successful calls per second, in order.
     pub(super) rates: Vec<f64>,
-    /// The server's CPU seconds over the windows, when it could be read in every one.
-    pub(super) server_cpu: Option<f64>,
+    /// The server's CPU seconds over each window, when it could be read.
+    server_cpu: Vec<Option<f64>>,
     /// This process' CPU seconds over the windows.
     pub(super) client_cpu: f64,
 }
 
 impl Load {
+    /// The server's CPU seconds over every window, when it could be read in each.
+    pub(super) fn server_cpu(&self) -> Option<f64> {
+        self.server_cpu.iter().copied().sum()
+    }
+
     /// Adds a turn.
     pub(super) fn add(&mut self, turn: Turn) {
         let calls: usize = turn.clients.iter().map(ClientStats::calls).sum();
         self.rates.push(calls as f64 / turn.elapsed.as_secs_f64());
-        self.server_cpu = match (self.rates.len(), self.server_cpu, turn.server_cpu) {
-            (1, _, now) => now,
-            (_, Some(before), Some(now)) => Some(before + now),
-            _ => None,
-        };
+        self.server_cpu.push(turn.server_cpu);
         self.client_cpu += turn.client_cpu;
         self.elapsed += turn.elapsed;
         if self.clients.is_empty() {
@@ -92,39 +90,31 @@ impl Load {
 /// One turn of `group`: its clients' closed loops through `args.warmup` seconds and a window of
 /// `args.seconds`.
 pub(super) async fn turn(args: &Args, group: &mut Group) -> anyhow::Result<Turn> {
-    let pid = args.common.server_pid;
     let window = Window::after(
         args.warmup,
         args.seconds,
         Duration::from_secs_f64(args.common.timeout),
     );
-    let tasks: Vec<_> = group
-        .sessions
-        .drain(..)
-        .enumerate()
-        .map(|(i, session)| {
-            let mut template = CallTemplate::new(&group.tool, group.first + i, None);
-            tokio::spawn(closed_loop(
-                session,
-                move |id, n| template.body(id, n),
-                window,
-            ))
-        })
-        .collect();
-    tokio::time::sleep_until(window.start.into()).await;
-    let cpu_start = CpuTimes::now(pid);
-    let mut clients = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        let (session, stats) = task.await.context("a client task panicked")?;
-        group.sessions.push(session);
-        clients.push(stats);
-    }
-    let elapsed = window.start.elapsed();
-    let cpu_end = CpuTimes::now(pid);
+    let sessions = std::mem::take(&mut group.sessions);
+    let finished = run_clients(
+        sessions,
+        &group.tool,
+        group.first,
+        None,
+        window,
+        args.common.server_pid,
+    )
+    .await?;
+    let (sessions, clients) = finished.clients.into_iter().unzip();
+    group.sessions = sessions;
     Ok(Turn {
         clients,
-        elapsed,
-        server_cpu: cpu_start.server.zip(cpu_end.server).map(|(a, b)| b - a),
-        client_cpu: cpu_end.client - cpu_start.client,
+        elapsed: finished.elapsed,
+        server_cpu: finished
+            .cpu_start
+            .server
+            .zip(finished.cpu_end.server)
+            .map(|(a, b)| b - a),
+        client_cpu: finished.cpu_end.client - finished.cpu_start.client,
     })
 }
