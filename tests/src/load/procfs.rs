@@ -1,4 +1,5 @@
-//! Readings of CPU time and memory: this process' from getrusage, the server's from /proc.
+//! Readings of CPU time and memory: this process' from getrusage, the server's and the
+//! machine's from /proc.
 
 /// A process' memory, in KiB, from /proc.
 #[derive(Clone, Copy, Debug)]
@@ -16,6 +17,8 @@ pub struct CpuTimes {
     pub client: f64,
     /// The server's, when its pid is known and readable.
     pub server: Option<f64>,
+    /// The whole machine's, when /proc/stat is readable.
+    pub machine: Option<MachineTimes>,
 }
 
 impl CpuTimes {
@@ -24,7 +27,76 @@ impl CpuTimes {
         Self {
             client: self_cpu_seconds(),
             server: server_pid.and_then(proc_cpu_seconds),
+            machine: MachineTimes::now(),
         }
+    }
+}
+
+/// The machine's CPU time, all CPUs together, in clock ticks, from the first line of
+/// `/proc/stat`: so far, or over a window ([`MachineTimes::since`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MachineTimes {
+    /// Every tick, in any state (user, nice, system, idle, iowait, irq, softirq, steal).
+    pub total: u64,
+    /// Ticks idle or waiting for I/O.
+    pub idle: u64,
+    /// Ticks stolen: a vCPU wanted to run while the hypervisor ran something else.
+    pub steal: u64,
+}
+
+impl MachineTimes {
+    /// The machine's times so far; `None` where /proc/stat cannot be read or parsed.
+    pub fn now() -> Option<Self> {
+        Self::parse(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    /// The times of `/proc/stat`'s text: its `cpu` line's first eight fields (guest time is
+    /// counted in user and nice already).
+    fn parse(stat: &str) -> Option<Self> {
+        let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        let [user, nice, system, idle, iowait, irq, softirq, steal] = fields[..] else {
+            return None;
+        };
+        Some(Self {
+            total: user + nice + system + idle + iowait + irq + softirq + steal,
+            idle: idle + iowait,
+            steal,
+        })
+    }
+
+    /// The ticks from `earlier` to `self`.
+    pub fn since(self, earlier: Self) -> Self {
+        Self {
+            total: self.total.saturating_sub(earlier.total),
+            idle: self.idle.saturating_sub(earlier.idle),
+            steal: self.steal.saturating_sub(earlier.steal),
+        }
+    }
+
+    /// Both windows' ticks together.
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            total: self.total + other.total,
+            idle: self.idle + other.idle,
+            steal: self.steal + other.steal,
+        }
+    }
+
+    /// The stolen share of the ticks, 0 to 1; `None` for no ticks.
+    pub fn steal_share(&self) -> Option<f64> {
+        (self.total > 0).then(|| self.steal as f64 / self.total as f64)
+    }
+
+    /// The idle share of the ticks, 0 to 1; `None` for no ticks.
+    pub fn idle_share(&self) -> Option<f64> {
+        (self.total > 0).then(|| self.idle as f64 / self.total as f64)
     }
 }
 
@@ -66,4 +138,34 @@ pub fn proc_memory(pid: u32) -> Option<Memory> {
         rss: kib("VmRSS")?,
         hwm: kib("VmHWM")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_times_come_from_the_cpu_line() {
+        let stat = "cpu  100 5 50 800 20 3 2 20 7 0\ncpu0 50 2 25 400 10 1 1 10 0 0\n";
+        let times = MachineTimes::parse(stat).unwrap();
+        assert_eq!(
+            times,
+            MachineTimes {
+                total: 1000,
+                idle: 820,
+                steal: 20
+            }
+        );
+        let later = MachineTimes {
+            total: 1400,
+            idle: 900,
+            steal: 120,
+        };
+        let window = later.since(times);
+        assert_eq!(window.steal_share(), Some(0.25));
+        assert_eq!(window.idle_share(), Some(0.2));
+        assert_eq!(window.plus(window).total, 800);
+        assert_eq!(MachineTimes::parse("cpu  1 2 3\n"), None);
+        assert_eq!(MachineTimes::default().steal_share(), None);
+    }
 }

@@ -19,6 +19,10 @@ struct Figures {
     server_us: Option<f64>,
     /// This process' CPU per successful call, in µs.
     client_us: Option<f64>,
+    /// The machine's stolen share of its CPU time over the turns, 0 to 1.
+    steal: Option<f64>,
+    /// The machine's idle share of its CPU time over the turns, 0 to 1.
+    idle: Option<f64>,
 }
 
 impl Figures {
@@ -28,6 +32,8 @@ impl Figures {
         Self {
             server_us: load.server_cpu().and_then(per_call),
             client_us: per_call(load.client_cpu),
+            steal: load.machine().and_then(|m| m.steal_share()),
+            idle: load.machine().and_then(|m| m.idle_share()),
             summary,
         }
     }
@@ -72,8 +78,11 @@ pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome
         "p99 ms",
         "server cpu µs/call",
         "client cpu µs/call",
+        "steal %",
+        "idle %",
     ]);
     let us = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1}"));
+    let share = |v: Option<f64>| us(v.map(|v| 100.0 * v));
     for (name, load, f) in [
         (format!("1 episode, {} clients", args.clients), &single, &a),
         (
@@ -94,6 +103,8 @@ pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome
             ms(f.summary.p99),
             us(f.server_us),
             us(f.client_us),
+            share(f.steal),
+            share(f.idle),
         ]);
     }
     out.push_str(&table.render());
@@ -133,6 +144,11 @@ pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome
             "elapsed_s": round(load.elapsed.as_secs_f64(), 3),
             "server_cpu_us_per_call": f.server_us.map(|v| round(v, 1)),
             "client_cpu_us_per_call": f.client_us.map(|v| round(v, 1)),
+            "steal": f.steal.map(|v| round(v, 4)),
+            "idle": f.idle.map(|v| round(v, 4)),
+            "turn_steal": load.machine.iter()
+                .map(|m| m.and_then(|m| m.steal_share()).map(|v| round(v, 4)))
+                .collect::<Vec<_>>(),
         })
     };
     let json = json!({

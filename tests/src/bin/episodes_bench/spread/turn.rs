@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use envhost_tests::load::closed_loop::{Window, run_clients};
 use envhost_tests::load::mcp::Session;
+use envhost_tests::load::procfs::MachineTimes;
 use envhost_tests::load::stats::ClientStats;
 
 use super::Args;
@@ -47,6 +48,8 @@ pub(super) struct Turn {
     server_cpu: Option<f64>,
     /// This process' CPU seconds over it.
     client_cpu: f64,
+    /// The machine's CPU ticks over it, when /proc/stat could be read.
+    machine: Option<MachineTimes>,
 }
 
 /// What the turns of one load add up to.
@@ -62,6 +65,8 @@ pub(super) struct Load {
     server_cpu: Vec<Option<f64>>,
     /// This process' CPU seconds over the windows.
     pub(super) client_cpu: f64,
+    /// The machine's CPU ticks over each window, when they could be read.
+    pub(super) machine: Vec<Option<MachineTimes>>,
 }
 
 impl Load {
@@ -70,12 +75,22 @@ impl Load {
         self.server_cpu.iter().copied().sum()
     }
 
+    /// The machine's CPU ticks over every window, when they could be read in each.
+    pub(super) fn machine(&self) -> Option<MachineTimes> {
+        self.machine
+            .iter()
+            .try_fold(MachineTimes::default(), |all, turn| {
+                Some(all.plus((*turn)?))
+            })
+    }
+
     /// Adds a turn.
     pub(super) fn add(&mut self, turn: Turn) {
         let calls: usize = turn.clients.iter().map(ClientStats::calls).sum();
         self.rates.push(calls as f64 / turn.elapsed.as_secs_f64());
         self.server_cpu.push(turn.server_cpu);
         self.client_cpu += turn.client_cpu;
+        self.machine.push(turn.machine);
         self.elapsed += turn.elapsed;
         if self.clients.is_empty() {
             self.clients = turn.clients;
@@ -116,5 +131,10 @@ pub(super) async fn turn(args: &Args, group: &mut Group) -> anyhow::Result<Turn>
             .zip(finished.cpu_end.server)
             .map(|(a, b)| b - a),
         client_cpu: finished.cpu_end.client - finished.cpu_start.client,
+        machine: finished
+            .cpu_end
+            .machine
+            .zip(finished.cpu_start.machine)
+            .map(|(end, start)| end.since(start)),
     })
 }
