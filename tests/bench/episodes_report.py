@@ -54,6 +54,8 @@ def spread(out: Path) -> str:
         return "### Spread\n\n(no complete run)\n"
     median = statistics.median(ratios)
     verdict = "holds" if median >= 0.8 else "does not hold"
+    if any(r > 0.8 for r in ratios) and not quiet:
+        verdict += ", but no turn pair was free of steal: see below"
     return (
         "### Spread: 1,000 episodes against one\n\n" + "\n".join(rows) + "\n\n"
         f"Median ratio over {len(ratios)} runs: {median:.1%} (target ≥ 80%: {verdict}); "
@@ -79,9 +81,13 @@ def quiet_pairs(single: dict, many: dict, turns: list) -> list:
 def quiet_line(quiet: list) -> str:
     if not quiet:
         return f"No turn pair of any run had both turns at or below {STEAL_LIMIT:.0%} steal.\n"
+    median = statistics.median(quiet)
+    verdict = "holds" if median >= 0.8 else "does not hold"
     return (
         f"Turn pairs with both turns at or below {STEAL_LIMIT:.0%} steal: {len(quiet)}, "
-        f"median ratio {statistics.median(quiet):.1%} ({min(quiet):.1%}–{max(quiet):.1%}).\n"
+        f"median ratio {median:.1%} ({min(quiet):.1%}–{max(quiet):.1%}; target ≥ 80%: "
+        f"{verdict}). Steal slows the single-episode load most (it idles and wakes the vCPUs), "
+        "so runs with steal overstate the ratio.\n"
     )
 
 
