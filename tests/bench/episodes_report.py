@@ -80,7 +80,7 @@ def quiet_pairs(single: dict, many: dict, turns: list) -> list:
 
 def quiet_line(quiet: list) -> str:
     if not quiet:
-        return f"No turn pair of any run had both turns at or below {STEAL_LIMIT:.0%} steal.\n"
+        return f"No turn pair of any run has steal readings at or below {STEAL_LIMIT:.0%} in both turns.\n"
     median = statistics.median(quiet)
     verdict = "holds" if median >= 0.8 else "does not hold"
     return (
