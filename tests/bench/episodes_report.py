@@ -54,7 +54,7 @@ def spread(out: Path) -> str:
         return "### Spread\n\n(no complete run)\n"
     median = statistics.median(ratios)
     verdict = "holds" if median >= 0.8 else "does not hold"
-    if any(r > 0.8 for r in ratios) and not quiet:
+    if median >= 0.8 and not quiet:
         verdict += ", but no turn pair was free of steal: see below"
     return (
         "### Spread: 1,000 episodes against one\n\n" + "\n".join(rows) + "\n\n"
@@ -80,7 +80,10 @@ def quiet_pairs(single: dict, many: dict, turns: list) -> list:
 
 def quiet_line(quiet: list) -> str:
     if not quiet:
-        return f"No turn pair of any run has steal readings at or below {STEAL_LIMIT:.0%} in both turns.\n"
+        return (
+            f"No turn pair of any run has steal readings at or below {STEAL_LIMIT:.0%} "
+            "in both turns.\n"
+        )
     median = statistics.median(quiet)
     verdict = "holds" if median >= 0.8 else "does not hold"
     return (

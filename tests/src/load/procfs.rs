@@ -32,6 +32,26 @@ impl CpuTimes {
     }
 }
 
+/// Both windows' ticks together.
+impl std::ops::Add for MachineTimes {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            total: self.total + other.total,
+            idle: self.idle + other.idle,
+            steal: self.steal + other.steal,
+        }
+    }
+}
+
+/// Every window's ticks together.
+impl std::iter::Sum for MachineTimes {
+    fn sum<I: Iterator<Item = Self>>(windows: I) -> Self {
+        windows.fold(Self::default(), std::ops::Add::add)
+    }
+}
+
 /// The machine's CPU time, all CPUs together, in clock ticks, from the first line of
 /// `/proc/stat`: so far, or over a window ([`MachineTimes::since`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,15 +97,6 @@ impl MachineTimes {
             total: self.total.saturating_sub(earlier.total),
             idle: self.idle.saturating_sub(earlier.idle),
             steal: self.steal.saturating_sub(earlier.steal),
-        }
-    }
-
-    /// Both windows' ticks together.
-    pub fn plus(self, other: Self) -> Self {
-        Self {
-            total: self.total + other.total,
-            idle: self.idle + other.idle,
-            steal: self.steal + other.steal,
         }
     }
 
@@ -164,7 +175,10 @@ mod tests {
         let window = later.since(times);
         assert_eq!(window.steal_share(), Some(0.25));
         assert_eq!(window.idle_share(), Some(0.2));
-        assert_eq!(window.plus(window).total, 800);
+        assert_eq!(
+            [window, window].into_iter().sum::<MachineTimes>().total,
+            800
+        );
         assert_eq!(MachineTimes::parse("cpu  1 2 3\n"), None);
         assert_eq!(MachineTimes::default().steal_share(), None);
     }

@@ -29,11 +29,12 @@ impl Figures {
     fn of(load: &mut Load) -> Self {
         let summary = Summary::of(&mut load.clients, load.elapsed);
         let per_call = |cpu: f64| (summary.calls > 0).then(|| cpu * 1e6 / summary.calls as f64);
+        let machine = load.machine();
         Self {
             server_us: load.server_cpu().and_then(per_call),
             client_us: per_call(load.client_cpu),
-            steal: load.machine().and_then(|m| m.steal_share()),
-            idle: load.machine().and_then(|m| m.idle_share()),
+            steal: machine.and_then(|m| m.steal_share()),
+            idle: machine.and_then(|m| m.idle_share()),
             summary,
         }
     }

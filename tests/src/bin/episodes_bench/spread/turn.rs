@@ -77,11 +77,7 @@ impl Load {
 
     /// The machine's CPU ticks over every window, when they could be read in each.
     pub(super) fn machine(&self) -> Option<MachineTimes> {
-        self.machine
-            .iter()
-            .try_fold(MachineTimes::default(), |all, turn| {
-                Some(all.plus((*turn)?))
-            })
+        self.machine.iter().copied().sum()
     }
 
     /// Adds a turn.
