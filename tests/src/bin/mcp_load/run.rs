@@ -5,14 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use envhost_tests::load::closed_loop::{Window, run_clients};
+use envhost_tests::load::closed_loop::{Client, Window, run_clients};
 use envhost_tests::load::conn::{Conn, Target};
 use envhost_tests::load::data_plane::{Card, fetch_card, reset, seed};
 use envhost_tests::load::episodes::{Episode, create_many, delete_all};
 use envhost_tests::load::mcp::Session;
 use envhost_tests::load::procfs::{CpuTimes, Memory, proc_memory};
 use envhost_tests::load::stats::{ClientStats, Summary};
-use futures::{StreamExt as _, TryStreamExt as _};
+use futures::{StreamExt as _, TryFutureExt as _, TryStreamExt as _};
 use http::Uri;
 
 use crate::Args;
@@ -179,10 +179,10 @@ async fn measure(
     endpoints: &[(Arc<Target>, Uri)],
     tool: &str,
 ) -> anyhow::Result<Measured> {
-    let sessions: Vec<Session> = futures::stream::iter(0..args.clients)
+    let clients: Vec<Client> = futures::stream::iter(0..args.clients)
         .map(|i| {
             let (target, uri) = &endpoints[i % endpoints.len()];
-            Session::open(target.clone(), uri.clone(), format!("bench-{i}"))
+            Session::open(target.clone(), uri.clone(), format!("bench-{i}")).map_ok(Client::single)
         })
         .buffered(OPEN_CONCURRENCY)
         .try_collect()
@@ -193,7 +193,7 @@ async fn measure(
         Duration::from_secs_f64(args.timeout),
     );
     let finished = run_clients(
-        sessions,
+        clients,
         tool,
         0,
         args.arguments.as_ref(),
@@ -204,8 +204,8 @@ async fn measure(
     let memory_after = args.server_pid.and_then(proc_memory);
 
     let mut clients = Vec::with_capacity(finished.clients.len());
-    for (mut session, stats) in finished.clients {
-        session.close().await;
+    for (mut client, stats) in finished.clients {
+        client.close().await;
         clients.push(stats);
     }
     Ok(Measured {

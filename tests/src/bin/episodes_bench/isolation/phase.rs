@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use envhost_tests::load::closed_loop::{Window, closed_loop};
+use envhost_tests::load::closed_loop::{Client, Window, closed_loop};
 use envhost_tests::load::mcp::{Session, ToolOutcome, tool_call_body};
 use envhost_tests::load::procfs::CpuTimes;
 use envhost_tests::load::stats::{ClientStats, Summary};
@@ -60,7 +60,7 @@ pub(super) async fn phase(
         .map(|(i, session)| {
             let tool = args.echo_tool.clone();
             let body = move |id, n| tool_call_body(id, &tool, &json!({"text": format!("{i} {n}")}));
-            tokio::spawn(closed_loop(session, body, window))
+            tokio::spawn(closed_loop(Client::single(session), body, window))
         })
         .collect();
     let clients = async {
@@ -82,7 +82,11 @@ pub(super) async fn phase(
         }
     };
     let (finished, elapsed, cpu_start, cpu_end) = clients?;
-    let (sessions, mut stats): (Vec<_>, Vec<_>) = finished.into_iter().unzip();
+    let (clients, mut stats): (Vec<Client>, Vec<_>) = finished.into_iter().unzip();
+    let sessions = clients
+        .into_iter()
+        .flat_map(Client::into_sessions)
+        .collect();
     let failures = stats
         .iter()
         .enumerate()

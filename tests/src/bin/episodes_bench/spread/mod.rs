@@ -36,6 +36,15 @@ pub(crate) struct Args {
     /// Clients of the single-episode load, all on the server's root episode.
     #[arg(long, default_value_t = 8)]
     clients: usize,
+    /// Clients of the spread load, each calling its share of the episodes' sessions in turn;
+    /// default: one per episode. With `--clients` here, the two loads keep as many calls in
+    /// flight.
+    #[arg(long)]
+    spread_clients: Option<usize>,
+    /// Each client of the spread load sends its sessions' calls over one connection (the
+    /// sessions stay apart by their `Mcp-Session-Id`) rather than each session over its own.
+    #[arg(long)]
+    share_connections: bool,
     /// Turns of each load (alternating in ABBA order).
     #[arg(long, default_value_t = 10)]
     turns: usize,
@@ -52,10 +61,18 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// The clients of the spread load.
+    pub(super) fn spread_clients(&self) -> usize {
+        self.spread_clients.unwrap_or(self.episodes)
+    }
+
     /// Rejects values the bench cannot use.
     fn validate(&self) -> anyhow::Result<()> {
         if self.episodes == 0 || self.clients == 0 || self.turns == 0 {
             bail!("--episodes, --clients and --turns must be at least 1");
+        }
+        if !(1..=self.episodes).contains(&self.spread_clients()) {
+            bail!("--spread-clients must be between 1 and --episodes");
         }
         for (name, value) in [("--seconds", self.seconds), ("--warmup", self.warmup)] {
             if !(0.0..=1e6).contains(&value) {
@@ -118,8 +135,14 @@ async fn turns(
         .await?;
     let spread_sessions = sessions.split_off(args.clients);
     let tool = |card: &Card| format!("{}_send_message", card.name);
-    let mut single = Group::new(sessions, &tool(&root_card), 0);
-    let mut spread = Group::new(spread_sessions, &tool(&card), args.clients);
+    let mut single = Group::new(sessions, args.clients, false, &tool(&root_card), 0);
+    let mut spread = Group::new(
+        spread_sessions,
+        args.spread_clients(),
+        args.share_connections,
+        &tool(&card),
+        args.clients,
+    );
     let mut loads = (Load::default(), Load::default());
     for i in 0..args.turns {
         let order = if i % 2 == 0 {

@@ -52,6 +52,23 @@ fn median(values: &[f64]) -> Option<f64> {
     }
 }
 
+/// The spread load's name: its episodes, its clients and their connections.
+fn spread_name(args: &Args) -> String {
+    let clients = args.spread_clients();
+    if clients == args.episodes {
+        return format!("{} episodes, 1 client each", args.episodes);
+    }
+    let connections = if args.share_connections {
+        "a connection per client"
+    } else {
+        "a connection per episode"
+    };
+    format!(
+        "{} episodes, {clients} clients taking turns, {connections}",
+        args.episodes
+    )
+}
+
 /// The report of both loads (their calls are drained into the summaries).
 pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome {
     let pair_ratios: Vec<f64> = single
@@ -64,10 +81,14 @@ pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome
     let a = Figures::of(&mut single);
     let b = Figures::of(&mut spread);
     let mut out = format!(
-        "### episodes_bench spread: {} episodes with a client each against {} clients on the \
-         root episode, {} turns of each ({} s measured after {} s of warmup, ABBA order), \
-         against {}\n\n",
-        args.episodes, args.clients, args.turns, args.seconds, args.warmup, args.common.url
+        "### episodes_bench spread: {} against {} clients on the root episode, {} turns of each \
+         ({} s measured after {} s of warmup, ABBA order), against {}\n\n",
+        spread_name(args),
+        args.clients,
+        args.turns,
+        args.seconds,
+        args.warmup,
+        args.common.url
     );
     let mut table = Table::new(&[
         "load",
@@ -86,11 +107,7 @@ pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome
     let share = |v: Option<f64>| us(v.map(|v| 100.0 * v));
     for (name, load, f) in [
         (format!("1 episode, {} clients", args.clients), &single, &a),
-        (
-            format!("{} episodes, 1 client each", args.episodes),
-            &spread,
-            &b,
-        ),
+        (spread_name(args), &spread, &b),
     ] {
         let lowest = load.rates.iter().copied().fold(f64::INFINITY, f64::min);
         let highest = load.rates.iter().copied().fold(0.0, f64::max);
@@ -154,7 +171,9 @@ pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome
     };
     let json = json!({
         "bench": "spread", "url": args.common.url, "episodes": args.episodes,
-        "clients": args.clients, "turns": args.turns, "seconds": args.seconds,
+        "clients": args.clients, "spread_clients": args.spread_clients(),
+        "share_connections": args.share_connections,
+        "turns": args.turns, "seconds": args.seconds,
         "warmup_s": args.warmup,
         "single": load_json(&single, &a), "spread": load_json(&spread, &b),
         "ratio": ratio.map(|r| round(r, 4)),
@@ -172,6 +191,45 @@ pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser as _;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(line: &[&str]) -> Args {
+        let args = Cli::try_parse_from(std::iter::once("spread").chain(line.iter().copied()))
+            .unwrap()
+            .args;
+        args.validate().unwrap();
+        args
+    }
+
+    #[test]
+    fn the_spread_load_is_named_after_its_clients_and_connections() {
+        assert_eq!(spread_name(&args(&[])), "1000 episodes, 1 client each");
+        assert_eq!(
+            spread_name(&args(&["--episodes", "10", "--spread-clients", "2"])),
+            "10 episodes, 2 clients taking turns, a connection per episode"
+        );
+        assert_eq!(
+            spread_name(&args(&["--spread-clients", "8", "--share-connections"])),
+            "1000 episodes, 8 clients taking turns, a connection per client"
+        );
+    }
+
+    #[test]
+    fn spread_clients_must_be_between_one_and_the_episodes() {
+        for bad in ["0", "11"] {
+            let cli = Cli::try_parse_from(["spread", "--episodes", "10", "--spread-clients", bad]);
+            assert!(
+                cli.unwrap().args.validate().is_err(),
+                "--spread-clients {bad}"
+            );
+        }
+    }
 
     #[test]
     fn medians_take_the_middle() {

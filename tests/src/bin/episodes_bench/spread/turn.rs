@@ -3,17 +3,17 @@
 
 use std::time::Duration;
 
-use envhost_tests::load::closed_loop::{Window, run_clients};
+use envhost_tests::load::closed_loop::{Client, Window, run_clients};
 use envhost_tests::load::mcp::Session;
 use envhost_tests::load::procfs::MachineTimes;
 use envhost_tests::load::stats::ClientStats;
 
 use super::Args;
 
-/// The clients of one load: their sessions, kept open from turn to turn.
+/// The clients of one load, their sessions kept open from turn to turn.
 pub(super) struct Group {
-    /// Each client's session.
-    sessions: Vec<Session>,
+    /// The clients.
+    clients: Vec<Client>,
     /// The tool they call.
     tool: String,
     /// The number of the first client (client numbers tell the message texts apart).
@@ -21,10 +21,26 @@ pub(super) struct Group {
 }
 
 impl Group {
-    /// The clients of `sessions`, numbered from `first`, calling `tool`.
-    pub(super) fn new(sessions: Vec<Session>, tool: &str, first: usize) -> Self {
+    /// `clients` clients (at least 1) numbered from `first`, calling `tool`: client `i` takes
+    /// sessions `i`, `i + clients`, `i + 2 × clients`, … of `sessions` in turn, over one
+    /// connection when `shared` (see [`Client`]).
+    pub(super) fn new(
+        sessions: Vec<Session>,
+        clients: usize,
+        shared: bool,
+        tool: &str,
+        first: usize,
+    ) -> Self {
+        let mut shares: Vec<Vec<Session>> = (0..clients).map(|_| Vec::new()).collect();
+        for (i, session) in sessions.into_iter().enumerate() {
+            shares[i % clients].push(session);
+        }
         Self {
-            sessions,
+            clients: shares
+                .into_iter()
+                .filter(|share| !share.is_empty())
+                .map(|share| Client::new(share, shared))
+                .collect(),
             tool: tool.to_owned(),
             first,
         }
@@ -32,8 +48,8 @@ impl Group {
 
     /// Closes every session.
     pub(super) async fn close(&mut self) {
-        for session in &mut self.sessions {
-            session.close().await;
+        for client in &mut self.clients {
+            client.close().await;
         }
     }
 }
@@ -106,9 +122,9 @@ pub(super) async fn turn(args: &Args, group: &mut Group) -> anyhow::Result<Turn>
         args.seconds,
         Duration::from_secs_f64(args.common.timeout),
     );
-    let sessions = std::mem::take(&mut group.sessions);
+    let clients = std::mem::take(&mut group.clients);
     let finished = run_clients(
-        sessions,
+        clients,
         &group.tool,
         group.first,
         None,
@@ -116,10 +132,10 @@ pub(super) async fn turn(args: &Args, group: &mut Group) -> anyhow::Result<Turn>
         args.common.server_pid,
     )
     .await?;
-    let (sessions, clients) = finished.clients.into_iter().unzip();
-    group.sessions = sessions;
+    let (clients, stats) = finished.clients.into_iter().unzip();
+    group.clients = clients;
     Ok(Turn {
-        clients,
+        clients: stats,
         elapsed: finished.elapsed,
         server_cpu: finished
             .cpu_start
