@@ -18,15 +18,16 @@
 //!     answers `deadline_exceeded`). Prints the echo latency and rate of each phase, the ratio of
 //!     their p99s (the target: at most 2) and the spins; then deletes the episodes.
 //! episodes_bench spread --url URL [--episodes 1000] [--clients 8] [--turns 10] [--seconds 2]
-//!                       [--warmup 0.5] [--environment slack] [--server-pid PID] [--timeout 30]
-//!                       [--json]
+//!                       [--warmup 0.5] [--environment slack] [--spread-clients N]
+//!                       [--share-connections] [--server-pid PID] [--timeout 30] [--json]
 //!     seeds the root episode and creates --episodes seeded episodes, then has two loads take
 //!     --turns turns each, in ABBA order: --clients clients on the root episode, and one client
-//!     on each created episode, every client with its own connection and MCP session calling
+//!     on each created episode, every session with its own connection, every client calling
 //!     `<name>_send_message` in a closed loop; the root episode is seeded afresh before each of
-//!     its turns. Prints each load's calls/s over all its turns,
-//!     their ratio (the target: spread at least 80% of single) and the turn-by-turn ratios,
-//!     then deletes the episodes and resets the root episode.
+//!     its turns. --spread-clients N has N clients take the created episodes' sessions in turn
+//!     instead, --share-connections each of them over one connection. Prints each load's calls/s
+//!     over all its turns, their ratio (the target: spread at least 80% of single) and the
+//!     turn-by-turn ratios, then deletes the episodes and resets the root episode.
 //! ```
 //!
 //! Each prints a Markdown table, and with --json one JSON line too; it exits 1 when a check
