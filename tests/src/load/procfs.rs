@@ -32,26 +32,6 @@ impl CpuTimes {
     }
 }
 
-/// Both windows' ticks together.
-impl std::ops::Add for MachineTimes {
-    type Output = Self;
-
-    fn add(self, other: Self) -> Self {
-        Self {
-            total: self.total + other.total,
-            idle: self.idle + other.idle,
-            steal: self.steal + other.steal,
-        }
-    }
-}
-
-/// Every window's ticks together.
-impl std::iter::Sum for MachineTimes {
-    fn sum<I: Iterator<Item = Self>>(windows: I) -> Self {
-        windows.fold(Self::default(), std::ops::Add::add)
-    }
-}
-
 /// The machine's CPU time, all CPUs together, in clock ticks, from the first line of
 /// `/proc/stat`: so far, or over a window ([`MachineTimes::since`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -108,6 +88,26 @@ impl MachineTimes {
     /// The idle share of the ticks, 0 to 1; `None` for no ticks.
     pub fn idle_share(&self) -> Option<f64> {
         (self.total > 0).then(|| self.idle as f64 / self.total as f64)
+    }
+}
+
+/// Both windows' ticks together.
+impl std::ops::Add for MachineTimes {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            total: self.total + other.total,
+            idle: self.idle + other.idle,
+            steal: self.steal + other.steal,
+        }
+    }
+}
+
+/// Every window's ticks together.
+impl std::iter::Sum for MachineTimes {
+    fn sum<I: Iterator<Item = Self>>(windows: I) -> Self {
+        windows.fold(Self::default(), std::ops::Add::add)
     }
 }
 

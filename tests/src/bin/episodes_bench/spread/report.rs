@@ -27,7 +27,7 @@ struct Figures {
 
 impl Figures {
     fn of(load: &mut Load) -> Self {
-        let summary = Summary::of(&mut load.clients, load.elapsed);
+        let summary = Summary::of(&mut load.stats, load.elapsed);
         let per_call = |cpu: f64| (summary.calls > 0).then(|| cpu * 1e6 / summary.calls as f64);
         let machine = load.machine();
         Self {
@@ -142,9 +142,9 @@ pub(super) fn report(args: &Args, mut single: Load, mut spread: Load) -> Outcome
         percent(highest),
     ));
     let failures: Vec<String> = single
-        .clients
+        .stats
         .iter()
-        .chain(&spread.clients)
+        .chain(&spread.stats)
         .enumerate()
         .filter_map(|(i, s)| s.failure(i))
         .collect();

@@ -21,9 +21,9 @@ pub(super) struct Group {
 }
 
 impl Group {
-    /// `clients` clients (at least 1) numbered from `first`, calling `tool`: client `i` takes
-    /// sessions `i`, `i + clients`, `i + 2 × clients`, … of `sessions` in turn, over one
-    /// connection when `shared` (see [`Client`]).
+    /// `clients` clients (1 to `sessions.len()`) numbered from `first`, calling `tool`: client
+    /// `i` takes sessions `i`, `i + clients`, `i + 2 × clients`, … of `sessions` in turn, over
+    /// one connection when `shared` (see [`Client`]).
     pub(super) fn new(
         sessions: Vec<Session>,
         clients: usize,
@@ -38,7 +38,6 @@ impl Group {
         Self {
             clients: shares
                 .into_iter()
-                .filter(|share| !share.is_empty())
                 .map(|share| Client::new(share, shared))
                 .collect(),
             tool: tool.to_owned(),
@@ -57,7 +56,7 @@ impl Group {
 /// One turn's measurements.
 pub(super) struct Turn {
     /// Each client's calls in the window.
-    clients: Vec<ClientStats>,
+    stats: Vec<ClientStats>,
     /// The window, from the end of the warmup to the last client's last answer.
     elapsed: Duration,
     /// The server's CPU seconds over it.
@@ -72,7 +71,7 @@ pub(super) struct Turn {
 #[derive(Default)]
 pub(super) struct Load {
     /// Each client's calls over every turn.
-    pub(super) clients: Vec<ClientStats>,
+    pub(super) stats: Vec<ClientStats>,
     /// The measured windows, added up.
     pub(super) elapsed: Duration,
     /// Each turn's successful calls per second, in order.
@@ -98,16 +97,16 @@ impl Load {
 
     /// Adds a turn.
     pub(super) fn add(&mut self, turn: Turn) {
-        let calls: usize = turn.clients.iter().map(ClientStats::calls).sum();
+        let calls: usize = turn.stats.iter().map(ClientStats::calls).sum();
         self.rates.push(calls as f64 / turn.elapsed.as_secs_f64());
         self.server_cpu.push(turn.server_cpu);
         self.client_cpu += turn.client_cpu;
         self.machine.push(turn.machine);
         self.elapsed += turn.elapsed;
-        if self.clients.is_empty() {
-            self.clients = turn.clients;
+        if self.stats.is_empty() {
+            self.stats = turn.stats;
         } else {
-            for (all, new) in self.clients.iter_mut().zip(turn.clients) {
+            for (all, new) in self.stats.iter_mut().zip(turn.stats) {
                 all.merge(new);
             }
         }
@@ -135,7 +134,7 @@ pub(super) async fn turn(args: &Args, group: &mut Group) -> anyhow::Result<Turn>
     let (clients, stats) = finished.clients.into_iter().unzip();
     group.clients = clients;
     Ok(Turn {
-        clients: stats,
+        stats,
         elapsed: finished.elapsed,
         server_cpu: finished
             .cpu_start
