@@ -60,7 +60,7 @@ pub fn tool_result<T: Serialize>(value: &T, shape: OutputShape) -> Result<ToolRe
     let structured_content = match shape {
         OutputShape::Unstructured => None,
         OutputShape::Object => Some(json),
-        OutputShape::Wrapped => Some(format!("{{\"result\":{json}}}")),
+        OutputShape::Wrapped => Some([r#"{"result":"#, &json, "}"].concat()),
     };
     Ok(ToolResult {
         content,
