@@ -60,6 +60,9 @@ pub fn tool_result<T: Serialize>(value: &T, shape: OutputShape) -> Result<ToolRe
     let structured_content = match shape {
         OutputShape::Unstructured => None,
         OutputShape::Object => Some(json),
+        // Concatenated, not `format!`ted: the formatting code's tables sit in each episode's own
+        // linear memory, and on an episode whose memory is cold they cost more than the rest of
+        // the call's wrapping (BENCHMARKS.md "Many episodes", stop 16).
         OutputShape::Wrapped => Some([r#"{"result":"#, &json, "}"].concat()),
     };
     Ok(ToolResult {
