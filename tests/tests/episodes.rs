@@ -156,6 +156,8 @@ async fn create_bodies_other_than_the_object_get_400_and_create_nothing() {
     for body in [
         r#"{"environment": "slack", "extra": 1}"#,
         "[]",
+        r#"["slack"]"#,
+        r#""slack""#,
         r#"{"environment": 1}"#,
         "{",
     ] {

@@ -12,11 +12,15 @@
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use envhost::host::{EnvironmentConfig, Host, HostConfig};
+//! use envhost::protocol::part::Part;
 //! use envhost::protocol::role::Caller;
 //!
 //! let host = Host::new(HostConfig::new(vec![EnvironmentConfig::new("slack", "slack.wasm")])).await?;
 //! let episode = host.create_episode("slack").await?;
 //! episode.reset().await?;
+//! let seed = serde_json::json!({"channels": [{"name": "general", "topic": "chat"}]});
+//! let data = seed.as_object().cloned().unwrap_or_default();
+//! episode.add_data(vec![Part::Data { data, metadata: None }]).await?;
 //! let args = serde_json::json!({"channel": "general", "text": "hi"});
 //! let result = episode
 //!     .call_tool("slack_send_message", args.as_object().cloned().unwrap_or_default(), Caller::default())

@@ -43,7 +43,7 @@ pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
     let request: CreateRequest = if body.iter().all(u8::is_ascii_whitespace) {
         CreateRequest { environment: None }
     } else {
-        match serde_json::from_slice(&body) {
+        match parse_create(&body) {
             Ok(request) => request,
             Err(e) => return reply::coded(&CodedError::invalid_params(e.to_string())),
         }
@@ -61,6 +61,12 @@ pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
         }
         Err(e) => create_error(&e),
     }
+}
+
+/// A create body: only a JSON object will do (serde would also take the struct from an array).
+fn parse_create(body: &[u8]) -> Result<CreateRequest, serde_json::Error> {
+    let object: serde_json::Map<String, Value> = serde_json::from_slice(body)?;
+    CreateRequest::deserialize(Value::Object(object))
 }
 
 fn create_error(e: &CreateError) -> Response {
