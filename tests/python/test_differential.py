@@ -668,8 +668,8 @@ def _mcp_raw(server: Server, content: bytes, content_type: str = "application/js
 
 
 def test_mcp_transport_error_statuses(envhost, reference):
-    """Malformed MCP POSTs (bad JSON, a wrong content-type, a batch) get 400 from both; the
-    JSON-RPC error codes in the bodies are each SDK's own."""
+    """Malformed MCP POSTs (bad JSON, a wrong content-type, a batch, a message or params that are
+    not an object) get 400 from both; the JSON-RPC error codes in the bodies are each SDK's own."""
     statuses = {}
     for label, server in (("envhost", envhost), ("reference", reference)):
         with McpSession(server) as session:
@@ -677,5 +677,11 @@ def test_mcp_transport_error_statuses(envhost, reference):
                 _mcp_raw(server, b"{nope").status_code,
                 _mcp_raw(server, b"{}", content_type="text/plain").status_code,
                 _mcp_raw(server, b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', session=session.session_id).status_code,
+                _mcp_raw(server, b'["2.0", 1, "ping"]', session=session.session_id).status_code,
+                _mcp_raw(
+                    server,
+                    b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ["slack_list_channels", {}]}',
+                    session=session.session_id,
+                ).status_code,
             ]
-    assert statuses == {"envhost": [400, 400, 400], "reference": [400, 400, 400]}
+    assert statuses == {"envhost": [400] * 5, "reference": [400] * 5}

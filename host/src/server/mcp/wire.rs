@@ -64,6 +64,9 @@ impl<'a> Message<'a> {
     /// 400 with -32700 `Parse error: ...` for text that is not JSON, 400 with -32602
     /// `Validation error: ...` for JSON that is not one JSON-RPC message.
     pub fn parse(body: &'a [u8]) -> Result<Self, Refusal> {
+        if !is_object(body) && serde_json::from_slice::<&RawValue>(body).is_ok() {
+            return Err(validation_error("a JSON-RPC message is an object"));
+        }
         let message: Self = serde_json::from_slice(body).map_err(|e| match e.classify() {
             serde_json::error::Category::Data => validation_error(&e.to_string()),
             _ => Refusal::new(
@@ -72,6 +75,14 @@ impl<'a> Message<'a> {
                 format!("Parse error: {e}"),
             ),
         })?;
+        if message
+            .params
+            .is_some_and(|p| !is_object(p.get().as_bytes()))
+        {
+            return Err(validation_error(
+                "a JSON-RPC message's params are an object",
+            ));
+        }
         let is_response = message.result.is_some() || message.error.is_some();
         if message.jsonrpc != "2.0" || (message.method.is_none() && !is_response) {
             return Err(validation_error(
@@ -93,6 +104,12 @@ impl<'a> Message<'a> {
             _ => Kind::Accepted,
         }
     }
+}
+
+/// Whether `json`, if it is JSON text at all, is an object. serde would also read a struct from
+/// an array, which the reference's pydantic models refuse.
+fn is_object(json: &[u8]) -> bool {
+    json.trim_ascii_start().first() == Some(&b'{')
 }
 
 fn validation_error(detail: &str) -> Refusal {
@@ -292,6 +309,27 @@ mod tests {
         assert_eq!(
             status(br#"{"jsonrpc":"2.0","id":1}"#),
             Some(StatusCode::BAD_REQUEST)
+        );
+    }
+
+    #[test]
+    fn a_message_or_params_that_are_not_an_object_get_a_validation_error() {
+        let code = |body: &[u8]| Message::parse(body).err().map(|r| (r.status, r.code));
+        let refused = Some((StatusCode::BAD_REQUEST, INVALID_PARAMS));
+        assert_eq!(code(br#" ["2.0", 1, "tools/list"]"#), refused);
+        assert_eq!(code(br#""2.0""#), refused);
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["x", {}]}"#),
+            refused
+        );
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#),
+            refused
+        );
+        assert_eq!(code(br#"[nope"#).map(|(_, c)| c), Some(PARSE_ERROR));
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#),
+            None
         );
     }
 
