@@ -180,7 +180,7 @@ def raw_rpc(body: bytes, content_type: str | None = None) -> Step:
     return step
 
 
-def add(*parts: dict, message_prefix: str | None = None) -> Step:
+def add(*parts: object, message_prefix: str | None = None) -> Step:
     return rpc_step("data/add", {"parts": list(parts)}, message_prefix=message_prefix)
 
 
@@ -362,6 +362,8 @@ DATA_PLANE_CASES = [
     case("add-text-without-text", add({"kind": "text"})),
     case("add-file-without-content", add({"kind": "file", "file": {}})),
     case("add-bad-metadata", add({"kind": "data", "data": {}, "metadata": 5})),
+    case("add-part-as-array", add(["text", "hi", None])),
+    case("add-file-as-array", add({"kind": "file", "file": [b64(SEED["data"]), None, None]})),
     # the envelope (§3.1)
     case("parse-error", raw_rpc(b"{nope")),
     case("empty-body", raw_rpc(b"")),

@@ -1,6 +1,7 @@
 //! Parts (§4): the A2A-shaped content of `data/add` and `data/get`.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::description::Object;
 
@@ -32,6 +33,27 @@ pub enum Part {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<Object>,
     },
+}
+
+impl Part {
+    /// A part from its JSON (§4), as the reference's models read it: only objects, where serde's
+    /// derive would also read a part, or its file, from an array.
+    ///
+    /// # Errors
+    /// What is wrong with `value`, as text.
+    pub fn from_json(value: Value) -> Result<Self, String> {
+        let objects = match &value {
+            Value::Object(part) => {
+                part.get("kind").and_then(Value::as_str) != Some("file")
+                    || part.get("file").is_none_or(Value::is_object)
+            }
+            _ => false,
+        };
+        if !objects {
+            return Err("a part, and its file, must be JSON objects".into());
+        }
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
 }
 
 /// Where a file's content is: inline base64 `bytes` (tried first) or a `uri`.
@@ -94,5 +116,28 @@ mod tests {
         assert!(serde_json::from_value::<Part>(json!({"kind": "data", "data": [1]})).is_err());
         assert!(serde_json::from_value::<Part>(json!({"kind": "video"})).is_err());
         assert!(serde_json::from_value::<Part>(json!({"kind": "file", "file": {}})).is_err());
+    }
+
+    #[test]
+    fn a_part_or_file_given_as_an_array_is_refused() {
+        for value in [
+            json!(["text", "hi"]),
+            json!(["text", "hi", null]),
+            json!(["data", {"a": 1}, null]),
+            json!("text"),
+            json!({"kind": "file", "file": ["e30=", "application/json", "x.json"]}),
+        ] {
+            assert!(Part::from_json(value.clone()).is_err(), "{value}");
+        }
+        let text = json!({"kind": "text", "text": "hi", "file": [1]});
+        assert_eq!(
+            Part::from_json(text),
+            Ok(Part::Text {
+                text: "hi".into(),
+                metadata: None
+            })
+        );
+        let file = json!({"kind": "file", "file": {"bytes": "e30="}});
+        assert!(Part::from_json(file).is_ok());
     }
 }

@@ -77,9 +77,7 @@ fn add_params(params: Value) -> Result<Vec<Part>, DataError> {
     items
         .into_iter()
         .enumerate()
-        .map(|(i, p)| {
-            serde_json::from_value(p).map_err(|e| DataError::Params(format!("parts[{i}]: {e}")))
-        })
+        .map(|(i, p)| Part::from_json(p).map_err(|e| DataError::Params(format!("parts[{i}]: {e}"))))
         .collect()
 }
 
@@ -99,6 +97,7 @@ mod tests {
         assert!(detail(json!([1])).contains("by name"));
         assert_eq!(detail(json!({})), "parts: field required");
         assert!(detail(json!({"parts": [{"kind": "nope"}]})).starts_with("parts[0]:"));
+        assert!(detail(json!({"parts": [["text", "x", null]]})).starts_with("parts[0]:"));
         let one = json!({"parts": [{"kind": "text", "text": "x"}], "extra": 1});
         assert_eq!(add_params(one).unwrap().len(), 1);
     }
