@@ -150,6 +150,45 @@ async fn episodes_are_listed_shown_and_deleted() {
 }
 
 #[tokio::test]
+async fn a_path_that_is_not_utf8_gets_400_and_reaches_no_episode() {
+    let server = TestServer::guest("slack");
+    server.rpc("data/add", seed()).await;
+    let http = reqwest::Client::new();
+    let reset = r#"{"jsonrpc": "2.0", "id": 1, "method": "data/reset"}"#;
+    for (method, path) in [
+        ("POST", "/episodes/%ff/agentenv"),
+        ("POST", "/episodes/a%ffb/agentenv"),
+        ("GET", "/episodes/%ff/.well-known/agent-env.json"),
+        ("POST", "/episodes/%ff/mcp"),
+        ("POST", "/episodes/%ff/snapshot"),
+        (
+            "POST",
+            "/episodes/%ff/agentenv/ext/example/slack-stats/set-topic",
+        ),
+        ("GET", "/episodes/%ff"),
+        ("DELETE", "/episodes/%ff"),
+        ("GET", "/snapshots/%ff"),
+        ("POST", "/snapshots/%ff/episodes"),
+    ] {
+        let answer = http
+            .request(method.parse().unwrap(), format!("{}{path}", server.url))
+            .body(reset)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 400, "{method} {path}");
+        let error: Value = answer.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "invalid_params", "{method} {path}");
+    }
+    let data = server.rpc("data/get", json!({})).await;
+    assert!(
+        data["result"].to_string().contains("general"),
+        "the root episode kept its data: {data}"
+    );
+    assert_eq!(server.list_episodes().await.len(), 1);
+}
+
+#[tokio::test]
 async fn create_bodies_other_than_the_object_get_400_and_create_nothing() {
     let server = TestServer::guest("slack");
     let http = reqwest::Client::new();

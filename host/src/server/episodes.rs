@@ -1,7 +1,7 @@
 //! The episodes API: `POST /episodes`, `GET /episodes`, `GET` and `DELETE /episodes/{id}`, and
 //! `GET /metrics`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::data_plane::RETRY_AFTER_SECONDS;
 use super::reply;
-use super::state::{AppState, episode_not_found};
+use super::state::{AppState, Id, episode_not_found};
 use crate::host::{CreateError, Episode};
 use crate::protocol::error::CodedError;
 
@@ -100,7 +100,7 @@ pub async fn list(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /episodes/{id}` → `{"id", "environment", "url", "root"}`, or 404.
-pub async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+pub async fn show(State(state): State<AppState>, Id(id): Id) -> Response {
     match state.host.episode(&id) {
         Some(episode) => reply::json(StatusCode::OK, &summary(&state, &episode)),
         None => episode_not_found(&id),
@@ -109,7 +109,7 @@ pub async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Resp
 
 /// `DELETE /episodes/{id}` → `{"id", "deleted": true}`, or 404. The root episode cannot be
 /// deleted (409).
-pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+pub async fn delete(State(state): State<AppState>, Id(id): Id) -> Response {
     if id == state.root.id() {
         let mut error = CodedError::new("root_episode", "the root episode cannot be deleted");
         error.status = 409;

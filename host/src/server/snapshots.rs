@@ -2,7 +2,7 @@
 //! (list, upload, download, delete, restore into a new episode). The file format is
 //! `docs/snapshots.md`'s.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::data_plane::RETRY_AFTER_SECONDS;
 use super::episodes::episode_url;
 use super::reply;
-use super::state::{AppState, Current};
+use super::state::{AppState, Current, Id};
 use crate::host::{CreateError, Episode, SnapshotError};
 use crate::protocol::error::CodedError;
 use crate::runtime::{CallError, ImageError};
@@ -111,7 +111,7 @@ pub async fn upload(State(state): State<AppState>, body: Bytes) -> Response {
 }
 
 /// `GET /snapshots/{id}` → the snapshot file (`application/json`), or 404.
-pub async fn download(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+pub async fn download(State(state): State<AppState>, Id(id): Id) -> Response {
     match state.host.snapshot_by_id(&id) {
         Some(snapshot) => {
             let mut response = Response::new(axum::body::Body::from(snapshot.to_file()));
@@ -126,7 +126,7 @@ pub async fn download(State(state): State<AppState>, Path(id): Path<String>) -> 
 }
 
 /// `DELETE /snapshots/{id}` → `{"snapshot", "deleted": true}`, or 404.
-pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+pub async fn delete(State(state): State<AppState>, Id(id): Id) -> Response {
     if state.host.delete_snapshot(&id) {
         reply::json(StatusCode::OK, &json!({"snapshot": id, "deleted": true}))
     } else {
@@ -137,7 +137,7 @@ pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Re
 /// `POST /snapshots/{id}/episodes` → `201 {"id", "environment", "url", "snapshot"}`: a new
 /// episode restored from the snapshot; 409 `replay_diverged` naming the first call whose
 /// answer differs.
-pub async fn restore(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+pub async fn restore(State(state): State<AppState>, Id(id): Id) -> Response {
     match state.host.restore(&id).await {
         Ok(episode) => episode_created(&episode, &id),
         Err(e) => snapshot_error(&e),

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{FromRequestParts, RawPathParams};
 use axum::response::Response;
 use http::request::Parts;
@@ -29,15 +30,40 @@ pub fn episode_not_found(id: &str) -> Response {
     reply::coded(&error)
 }
 
+/// 400 `invalid_params`: a path whose parameters are not UTF-8, which can name nothing.
+fn path_not_utf8() -> Response {
+    reply::coded(&CodedError::invalid_params(
+        "the path is not UTF-8 once percent-decoded",
+    ))
+}
+
+/// The path parameters of the request's route: none for a route without any (the root's), and
+/// 400 for a path that is not UTF-8.
+async fn path_params(
+    parts: &mut Parts,
+    state: &AppState,
+) -> Result<Option<RawPathParams>, Response> {
+    match RawPathParams::from_request_parts(parts, state).await {
+        Ok(params) => Ok(Some(params)),
+        Err(RawPathParamsRejection::MissingPathParams(_)) => Ok(None),
+        Err(_) => Err(path_not_utf8()),
+    }
+}
+
+/// The `{id}` parameter among `params`.
+fn id_param(params: &RawPathParams) -> Option<&str> {
+    params
+        .iter()
+        .find(|(name, _)| *name == "id")
+        .map(|(_, id)| id)
+}
+
 impl FromRequestParts<AppState> for Current {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        let params = RawPathParams::from_request_parts(parts, state).await.ok();
-        let id = params
-            .as_ref()
-            .and_then(|p| p.iter().find(|(name, _)| *name == "id").map(|(_, id)| id));
-        match id {
+        let params = path_params(parts, state).await?;
+        match params.as_ref().and_then(id_param) {
             None => Ok(Self(state.root.clone())),
             Some(id) => state
                 .host
@@ -45,5 +71,22 @@ impl FromRequestParts<AppState> for Current {
                 .map(Self)
                 .ok_or_else(|| episode_not_found(id)),
         }
+    }
+}
+
+/// The `{id}` of `/episodes/{id}` or `/snapshots/{id}`; 400 `invalid_params` when it is not
+/// UTF-8.
+pub struct Id(pub String);
+
+impl FromRequestParts<AppState> for Id {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let params = path_params(parts, state).await?;
+        params
+            .as_ref()
+            .and_then(id_param)
+            .map(|id| Self(id.to_owned()))
+            .ok_or_else(path_not_utf8)
     }
 }
