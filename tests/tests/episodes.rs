@@ -149,6 +149,15 @@ async fn episodes_are_listed_shown_and_deleted() {
     );
 }
 
+/// Sends `request` and checks that it gets 400 `invalid_params`; answers the error's message.
+async fn invalid_params(request: reqwest::RequestBuilder, what: &str) -> String {
+    let answer = request.send().await.unwrap();
+    assert_eq!(answer.status(), 400, "{what}");
+    let error: Value = answer.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "invalid_params", "{what}: {error}");
+    error["error"]["message"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
 async fn a_path_that_is_not_utf8_gets_400_and_reaches_no_episode() {
     let server = TestServer::guest("slack");
@@ -170,15 +179,8 @@ async fn a_path_that_is_not_utf8_gets_400_and_reaches_no_episode() {
         ("GET", "/snapshots/%ff"),
         ("POST", "/snapshots/%ff/episodes"),
     ] {
-        let answer = http
-            .request(method.parse().unwrap(), format!("{}{path}", server.url))
-            .body(reset)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 400, "{method} {path}");
-        let error: Value = answer.json().await.unwrap();
-        assert_eq!(error["error"]["code"], "invalid_params", "{method} {path}");
+        let request = http.request(method.parse().unwrap(), format!("{}{path}", server.url));
+        invalid_params(request.body(reset), &format!("{method} {path}")).await;
     }
     let data = server.rpc("data/get", json!({})).await;
     assert!(
@@ -200,16 +202,8 @@ async fn create_bodies_other_than_the_object_get_400_and_create_nothing() {
         r#"{"environment": 1}"#,
         "{",
     ] {
-        let answer = http
-            .post(format!("{}/episodes", server.url))
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 400, "{body}");
-        let error: Value = answer.json().await.unwrap();
-        assert_eq!(error["error"]["code"], "invalid_params", "{body}: {error}");
-        let message = error["error"]["message"].as_str().unwrap();
+        let request = http.post(format!("{}/episodes", server.url)).body(body);
+        let message = invalid_params(request, body).await;
         assert!(!message.contains("CreateRequest"), "{body}: {message}");
     }
     let listed = server.list_episodes().await;

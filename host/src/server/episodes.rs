@@ -13,6 +13,7 @@ use super::reply;
 use super::state::{AppState, Id, episode_not_found};
 use crate::host::{CreateError, Episode};
 use crate::protocol::error::CodedError;
+use crate::protocol::extension::body_params;
 
 /// Where an episode is served.
 pub fn episode_url(id: &str) -> String {
@@ -30,7 +31,7 @@ fn summary(state: &AppState, episode: &Episode) -> Value {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = r#"an object {"environment": name}"#)]
+#[serde(deny_unknown_fields)]
 struct CreateRequest {
     /// The environment's name; the default (first) one when absent.
     environment: Option<String>,
@@ -40,13 +41,13 @@ struct CreateRequest {
 /// with a `Location`; 404 `environment_not_found`, 503 `too_many_episodes` (with `Retry-After`)
 /// at the cap, 400 `invalid_params` for a body that is not such an object (other keys included).
 pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
-    let request: CreateRequest = if body.iter().all(u8::is_ascii_whitespace) {
-        CreateRequest { environment: None }
-    } else {
-        match parse_create(&body) {
-            Ok(request) => request,
-            Err(e) => return reply::coded(&CodedError::invalid_params(e.to_string())),
-        }
+    let request = body_params(&body).and_then(|object| {
+        CreateRequest::deserialize(Value::Object(object))
+            .map_err(|e| CodedError::invalid_params(e.to_string()))
+    });
+    let request = match request {
+        Ok(request) => request,
+        Err(e) => return reply::coded(&e),
     };
     let name = request
         .environment
@@ -61,12 +62,6 @@ pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
         }
         Err(e) => create_error(&e),
     }
-}
-
-/// A create body: only a JSON object will do (serde would also take the struct from an array).
-fn parse_create(body: &[u8]) -> Result<CreateRequest, serde_json::Error> {
-    let object: serde_json::Map<String, Value> = serde_json::from_slice(body)?;
-    CreateRequest::deserialize(Value::Object(object))
 }
 
 fn create_error(e: &CreateError) -> Response {
