@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-use envhost::host::{EnvironmentConfig, Host, HostConfig};
 use envhost::server;
+use envhost::{EnvironmentConfig, Host, HostConfig};
 use rmcp::ServiceExt;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;

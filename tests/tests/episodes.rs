@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use envhost::host::{EnvironmentConfig, HostConfig};
 use envhost::runtime::Limits;
+use envhost::{EnvironmentConfig, HostConfig};
 use envhost_tests::{TestServer, config, guest};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};

@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
-use envhost::host::{CreateError, EnvironmentConfig, Episode, Host, HostConfig, SnapshotError};
+use envhost::protocol::Content;
 use envhost::protocol::part::Part;
 use envhost::protocol::role::Caller;
 use envhost::runtime::{CallError, Snapshot};
+use envhost::{CreateError, EnvironmentConfig, Episode, Host, HostConfig, SnapshotError};
 use envhost_tests::guest;
 use serde_json::{Map, Value, json};
 
@@ -49,7 +50,7 @@ async fn send(episode: &Episode, text: &str) {
             alice(),
         )
         .await;
-    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert!(!result.is_error, "{result:?}");
 }
 
 async fn state(episode: &Episode) -> String {
@@ -60,12 +61,10 @@ async fn observe(episode: &Episode) -> Value {
     let result = episode
         .call_tool("observe", Map::new(), Caller::default())
         .await;
-    let text = result
-        .content
-        .first()
-        .and_then(|block| block.as_text())
-        .unwrap_or_else(|| panic!("observe answers text: {result:?}"));
-    serde_json::from_str(&text.text).expect("observe answers JSON text")
+    let Some(Content::Text(text)) = result.content.first() else {
+        panic!("observe answers text: {result:?}");
+    };
+    serde_json::from_str(text).expect("observe answers JSON text")
 }
 
 #[tokio::test]
@@ -161,7 +160,7 @@ async fn restores_from_a_pre_initialised_image_go_on_exactly() {
     let trapped = second
         .call_tool("trap", Map::new(), Caller::default())
         .await;
-    assert_eq!(trapped.is_error, Some(true));
+    assert!(trapped.is_error);
     assert_eq!(
         observe(&second).await["calls"],
         7,
@@ -193,7 +192,7 @@ async fn a_fault_loses_nothing_accepted_before_it() {
     let trapped = episode
         .call_tool("trap", Map::new(), Caller::default())
         .await;
-    assert_eq!(trapped.is_error, Some(true));
+    assert!(trapped.is_error);
     let error = trapped.structured_content.unwrap();
     assert_eq!(error["code"], "guest_trapped");
     assert_eq!(error["applied"], "no");

@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use envhost::host::{EnvironmentConfig, Host, HostConfig};
 use envhost::protocol::part::Part;
 use envhost::protocol::role::Caller;
+use envhost::{EnvironmentConfig, Host, HostConfig};
 use envhost_tests::guest;
 use serde_json::{Map, json};
 
@@ -209,7 +209,7 @@ impl CallSpec {
         })
     }
 
-    async fn call(&self, episode: &envhost::host::Episode) -> rmcp::model::CallToolResult {
+    async fn call(&self, episode: &envhost::Episode) -> envhost::protocol::ToolResult {
         episode
             .call_tool(self.tool, self.arguments.clone(), self.caller.clone())
             .await
@@ -248,7 +248,7 @@ async fn calls(
         for episode in &live {
             let result = spec.call(episode).await;
             calls += 1;
-            errors += u64::from(result.is_error != Some(false));
+            errors += u64::from(result.is_error);
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
@@ -267,9 +267,7 @@ async fn calls(
 }
 
 /// A host with a slack episode seeded with a channel and then sent `calls` messages.
-async fn slack_after(
-    calls: usize,
-) -> anyhow::Result<(Host, std::sync::Arc<envhost::host::Episode>)> {
+async fn slack_after(calls: usize) -> anyhow::Result<(Host, std::sync::Arc<envhost::Episode>)> {
     let mut config = HostConfig::new(vec![EnvironmentConfig::new("slack", guest("slack"))]);
     config.max_episodes = 4;
     let host = Host::new(config).await?;
@@ -291,10 +289,7 @@ async fn slack_after(
                 caller.clone(),
             )
             .await;
-        anyhow::ensure!(
-            result.is_error == Some(false),
-            "call {i} failed: {result:?}"
-        );
+        anyhow::ensure!(!result.is_error, "call {i} failed: {result:?}");
     }
     Ok((host, episode))
 }

@@ -1,0 +1,107 @@
+//! A tool call's answer (protocol.md#tool-results): its content blocks, its structured content,
+//! and whether it is an error. Coded errors and refusals are error results of the shape MCP
+//! clients see, and keep the [`CodedError`] they came from.
+
+use serde_json::Value;
+
+use crate::error::CodedError;
+
+/// One content block of a tool result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// A text block: MCP's `{"type": "text", "text"}`.
+    Text(String),
+    /// An image block: MCP's `{"type": "image", "data", "mimeType"}`.
+    Image {
+        /// The image's bytes, base64-encoded.
+        data: String,
+        /// Its media type, e.g. `image/png`.
+        mime_type: String,
+    },
+}
+
+/// What a tool call answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolResult {
+    /// The content blocks, in order.
+    pub content: Vec<Content>,
+    /// The structured content: a successful result's JSON, or the error object of a coded
+    /// error.
+    pub structured_content: Option<Value>,
+    /// Whether the call failed (MCP's `isError`).
+    pub is_error: bool,
+    /// The coded error of a failed call that has one: the environment's own, a refusal by tool
+    /// access, a fault of the guest, a full queue. `structured_content` holds its object.
+    pub error: Option<CodedError>,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn success(content: Vec<Content>, structured_content: Option<Value>) -> Self {
+        Self {
+            content,
+            structured_content,
+            is_error: false,
+            error: None,
+        }
+    }
+
+    /// An error result of the tool's own (`is_error` set, no coded error).
+    pub fn failure(content: Vec<Content>, structured_content: Option<Value>) -> Self {
+        Self {
+            is_error: true,
+            ..Self::success(content, structured_content)
+        }
+    }
+
+    /// An error result with one text block and no structured content: an unknown tool, or
+    /// arguments that fail the input schema.
+    pub fn text_error(text: String) -> Self {
+        Self::failure(vec![Content::Text(text)], None)
+    }
+
+    /// `error` as a tool result: text `"<code>: <message>"`, the error object as structured
+    /// content.
+    pub fn coded(error: CodedError) -> Self {
+        Self {
+            content: vec![Content::Text(error.to_text())],
+            structured_content: Some(Value::Object(error.to_object())),
+            is_error: true,
+            error: Some(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_coded_error_shows_as_text_and_structured_content() {
+        let result = ToolResult::coded(CodedError::new("channel_not_found", "no channel x"));
+        assert!(result.is_error);
+        assert_eq!(
+            result.content,
+            [Content::Text("channel_not_found: no channel x".into())]
+        );
+        assert_eq!(
+            result.structured_content,
+            Some(
+                json!({"code": "channel_not_found", "message": "no channel x",
+                        "retryable": false, "applied": "no"})
+            )
+        );
+        assert_eq!(
+            result.error.map(|e| e.code),
+            Some("channel_not_found".into())
+        );
+    }
+
+    #[test]
+    fn a_tools_own_failure_has_no_coded_error() {
+        let result = ToolResult::failure(vec![Content::Text("nope".into())], None);
+        assert!(result.is_error && result.error.is_none());
+        assert!(!ToolResult::success(Vec::new(), None).is_error);
+    }
+}

@@ -1,0 +1,81 @@
+//! The `context` capability: `agentenv:environment/context`, which answers the guest the tool or
+//! extension call it is serving (who calls, the tool, the arguments, a fresh call id;
+//! protocol.md#callers), and nothing outside a call.
+
+use wasmtime::component::{HasSelf, Linker};
+
+use crate::bindings::agentenv::environment::context;
+use crate::call::CallContext;
+
+/// The `context` capability's state in a store: the call being served, if any.
+#[derive(Default)]
+pub struct Context {
+    call: Option<CallContext>,
+}
+
+impl Context {
+    /// Serves `call` from now on (`None` between calls, and for the data plane's operations).
+    pub(crate) fn set(&mut self, call: Option<CallContext>) {
+        self.call = call;
+    }
+
+    /// The call served, taken back at the call's end.
+    pub(crate) fn take(&mut self) -> Option<CallContext> {
+        self.call.take()
+    }
+}
+
+impl context::Host for Context {
+    fn current(&mut self) -> Option<context::CallContext> {
+        self.call.as_ref().map(|c| context::CallContext {
+            caller: context::Caller {
+                role: c.caller.role.clone(),
+                session: c.caller.session.clone(),
+            },
+            tool: c.tool.clone(),
+            arguments: c.arguments.clone(),
+            call_id: c.call_id.clone(),
+        })
+    }
+}
+
+/// Adds `agentenv:environment/context` to `linker`, answered from the [`Context`] that `get`
+/// finds in the store's data.
+///
+/// # Errors
+/// wasmtime's, when the interface is defined twice.
+pub fn add_to_linker<T: 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut Context,
+) -> wasmtime::Result<()> {
+    context::add_to_linker::<T, HasSelf<Context>>(linker, get)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use envhost_protocol::Caller;
+
+    #[test]
+    fn the_guest_sees_the_call_served_and_nothing_between_calls() {
+        let mut state = Context::default();
+        assert!(context::Host::current(&mut state).is_none());
+        let caller = Caller {
+            role: Some("alice".into()),
+            session: None,
+        };
+        let call = CallContext::new(caller, "slack_send".into(), "{}".into());
+        state.set(Some(call.clone()));
+        let seen = context::Host::current(&mut state).unwrap();
+        assert_eq!(
+            (
+                seen.caller.role.as_deref(),
+                seen.tool.as_str(),
+                seen.call_id
+            ),
+            (Some("alice"), "slack_send", call.call_id.clone())
+        );
+        assert_eq!(state.take(), Some(call));
+        assert!(context::Host::current(&mut state).is_none());
+    }
+}

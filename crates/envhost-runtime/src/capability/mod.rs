@@ -1,0 +1,14 @@
+//! Host capabilities: what a guest may import from the host. Each is a unit of its own in the
+//! shape wasmtime-wasi's interfaces take: a module with its state (held in the store's data,
+//! [`crate::store::StoreData`]), the generated bindings' host trait implemented on that state, an
+//! `add_to_linker` that takes a getter from the store's data to the state, and its own tests.
+//! [`crate::linker`] adds each one to the linker in one line.
+//!
+//! - [`wasi`]: WASI 0.2 with nothing granted, its random and clocks deterministic.
+//! - [`context`]: `agentenv:environment/context`, the call being served.
+//! - [`log`]: `agentenv:environment/log`, the guest's log records, rate-limited, into the host's
+//!   log.
+
+pub mod context;
+pub mod log;
+pub mod wasi;

@@ -1,0 +1,273 @@
+//! The compact encoding of a journal's entries, one after another in a byte buffer: tags and
+//! flags as one byte, strings and byte lists as a little-endian `u32` length then the bytes,
+//! clock readings as a tag byte and a little-endian `u64`, the answer digest as its 32 bytes.
+//! A tool or extension call's context keeps its arguments only when they differ from the
+//! call's own (they rarely do).
+
+use envhost_protocol::Caller;
+
+use super::op::{AnswerDigest, Entry, Op};
+use crate::bindings::agentenv::environment::types as wit;
+use crate::call::CallContext;
+use crate::capability::wasi::Reading;
+
+/// Appends one entry to `out`.
+pub(crate) fn encode(
+    out: &mut Vec<u8>,
+    op: &Op,
+    context: Option<&CallContext>,
+    readings: &[Reading],
+    answer: &AnswerDigest,
+) {
+    let mut w = Writer(out);
+    match op {
+        Op::Reset => w.u8(0),
+        Op::AddData(parts) => {
+            w.u8(1);
+            w.len(parts.len());
+            parts.iter().for_each(|p| w.part(p));
+        }
+        Op::GetData => w.u8(2),
+        Op::CallTool { name, arguments } => {
+            w.u8(3);
+            w.str(name);
+            w.str(arguments);
+        }
+        Op::CallExtension { uri, op, request } => {
+            w.u8(4);
+            w.str(uri);
+            w.str(op);
+            w.str(request);
+        }
+    }
+    match context {
+        None => w.u8(0),
+        Some(c) => {
+            let same = op.arguments() == Some(c.arguments.as_str());
+            w.u8(if same { 2 } else { 1 });
+            w.opt(c.caller.role.as_deref());
+            w.opt(c.caller.session.as_deref());
+            w.str(&c.tool);
+            if !same {
+                w.str(&c.arguments);
+            }
+            w.str(&c.call_id);
+        }
+    }
+    w.len(readings.len());
+    for reading in readings {
+        let (tag, ns) = match reading {
+            Reading::Wall(ns) => (0, ns),
+            Reading::Monotonic(ns) => (1, ns),
+        };
+        w.u8(tag);
+        w.raw(&ns.to_le_bytes());
+    }
+    w.raw(answer);
+}
+
+/// Takes one entry off the front of `input`; `None` when it is not a whole entry.
+pub(crate) fn decode(input: &mut &[u8]) -> Option<Entry> {
+    let mut r = Reader(input);
+    let op = match r.u8()? {
+        0 => Op::Reset,
+        1 => {
+            let count = r.len()?;
+            Op::AddData((0..count).map(|_| r.part()).collect::<Option<_>>()?)
+        }
+        2 => Op::GetData,
+        3 => Op::CallTool {
+            name: r.string()?,
+            arguments: r.string()?,
+        },
+        4 => Op::CallExtension {
+            uri: r.string()?,
+            op: r.string()?,
+            request: r.string()?,
+        },
+        _ => return None,
+    };
+    let context = match r.u8()? {
+        0 => None,
+        flag @ (1 | 2) => {
+            let caller = Caller {
+                role: r.opt()?,
+                session: r.opt()?,
+            };
+            let tool = r.string()?;
+            let arguments = if flag == 2 {
+                op.arguments()?.to_owned()
+            } else {
+                r.string()?
+            };
+            Some(CallContext {
+                caller,
+                tool,
+                arguments,
+                call_id: r.string()?,
+            })
+        }
+        _ => return None,
+    };
+    let count = r.len()?;
+    let readings = (0..count)
+        .map(|_| {
+            let tag = r.u8()?;
+            let ns = u64::from_le_bytes(r.take(8)?.try_into().ok()?);
+            match tag {
+                0 => Some(Reading::Wall(ns)),
+                1 => Some(Reading::Monotonic(ns)),
+                _ => None,
+            }
+        })
+        .collect::<Option<_>>()?;
+    let answer = r.take(32)?.try_into().ok()?;
+    Some(Entry {
+        op,
+        context,
+        readings,
+        answer,
+    })
+}
+
+/// The tag and length-prefixed encoding shared by the journal's buffer and the answer digest
+/// (which differ only in the width of lengths).
+pub(crate) trait Encoder {
+    /// Appends `bytes` as they are.
+    fn raw(&mut self, bytes: &[u8]);
+
+    /// Appends a length.
+    fn len(&mut self, len: usize);
+
+    fn u8(&mut self, value: u8) {
+        self.raw(&[value]);
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.len(bytes.len());
+        self.raw(bytes);
+    }
+
+    fn str(&mut self, text: &str) {
+        self.bytes(text.as_bytes());
+    }
+
+    fn opt(&mut self, text: Option<&str>) {
+        match text {
+            None => self.u8(0),
+            Some(text) => {
+                self.u8(1);
+                self.str(text);
+            }
+        }
+    }
+
+    fn part(&mut self, part: &wit::Part) {
+        match part {
+            wit::Part::Text(p) => {
+                self.u8(0);
+                self.str(&p.text);
+                self.opt(p.metadata.as_deref());
+            }
+            wit::Part::Data(p) => {
+                self.u8(1);
+                self.str(&p.data);
+                self.opt(p.metadata.as_deref());
+            }
+            wit::Part::File(p) => {
+                self.u8(2);
+                match &p.file {
+                    wit::FileContent::Bytes(bytes) => {
+                        self.u8(0);
+                        self.bytes(bytes);
+                    }
+                    wit::FileContent::Uri(uri) => {
+                        self.u8(1);
+                        self.str(uri);
+                    }
+                }
+                self.opt(p.mime_type.as_deref());
+                self.opt(p.name.as_deref());
+                self.opt(p.metadata.as_deref());
+            }
+        }
+    }
+}
+
+struct Writer<'a>(&'a mut Vec<u8>);
+
+impl Encoder for Writer<'_> {
+    fn raw(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn len(&mut self, len: usize) {
+        self.raw(&u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes());
+    }
+}
+
+struct Reader<'a, 'b>(&'a mut &'b [u8]);
+
+impl<'b> Reader<'_, 'b> {
+    fn take(&mut self, n: usize) -> Option<&'b [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        *self.0 = rest;
+        Some(head)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+
+    fn len(&mut self) -> Option<usize> {
+        let bytes = self.take(4)?.try_into().ok()?;
+        usize::try_from(u32::from_le_bytes(bytes)).ok()
+    }
+
+    fn bytes(&mut self) -> Option<Vec<u8>> {
+        let len = self.len()?;
+        self.take(len).map(<[u8]>::to_vec)
+    }
+
+    fn string(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?).ok()
+    }
+
+    fn opt(&mut self) -> Option<Option<String>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => self.string().map(Some),
+            _ => None,
+        }
+    }
+
+    fn part(&mut self) -> Option<wit::Part> {
+        Some(match self.u8()? {
+            0 => wit::Part::Text(wit::TextPart {
+                text: self.string()?,
+                metadata: self.opt()?,
+            }),
+            1 => wit::Part::Data(wit::DataPart {
+                data: self.string()?,
+                metadata: self.opt()?,
+            }),
+            2 => {
+                let file = match self.u8()? {
+                    0 => wit::FileContent::Bytes(self.bytes()?),
+                    1 => wit::FileContent::Uri(self.string()?),
+                    _ => return None,
+                };
+                wit::Part::File(wit::FilePart {
+                    file,
+                    mime_type: self.opt()?,
+                    name: self.opt()?,
+                    metadata: self.opt()?,
+                })
+            }
+            _ => return None,
+        })
+    }
+}

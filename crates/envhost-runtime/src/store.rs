@@ -1,0 +1,62 @@
+//! The data of an episode's store: the state of each capability its guest is linked with, and
+//! the limits the store enforces (its memory cap, the current call's CPU deadline).
+
+use wasmtime::{ResourceLimiter, Store};
+use wasmtime_wasi::{WasiCtxView, WasiView};
+
+use crate::capability::context::Context;
+use crate::capability::log::Log;
+use crate::capability::wasi::{Sources, Wasi};
+use crate::limits::{Deadline, Limits, MemoryCap};
+
+/// The data of one episode's store.
+pub struct StoreData {
+    /// WASI, nothing granted, random and clocks from the episode's sources.
+    pub(crate) wasi: Wasi,
+    /// The call being served.
+    pub(crate) context: Context,
+    /// The guest's log.
+    pub(crate) log: Log,
+    memory: MemoryCap,
+    deadline: Deadline,
+}
+
+impl StoreData {
+    /// The data of a store labelled `label` in the log, under `limits`, whose WASI random and
+    /// clocks come from `sources`.
+    pub(crate) fn new(label: String, limits: &Limits, sources: &Sources) -> Self {
+        Self {
+            wasi: Wasi::new(sources),
+            context: Context::default(),
+            log: Log::new(label),
+            memory: MemoryCap::new(limits.memory_bytes),
+            deadline: Deadline::new(limits.cpu_deadline),
+        }
+    }
+
+    /// Arms a call's CPU deadline in `store`: the first epoch callback comes only after a whole
+    /// tick of guest execution (so a call shorter than a tick never stops to yield, never waits
+    /// behind another task for it, and never reads the clock for its deadline); that callback
+    /// dates the deadline `limits.cpu_deadline` after the call's start, then one comes every
+    /// tick, and the first after the deadline interrupts the guest.
+    pub(crate) fn arm_deadline(store: &mut Store<Self>, limits: &Limits) {
+        store.data_mut().deadline.arm(limits.cpu_deadline);
+        store.set_epoch_deadline(2);
+    }
+
+    /// Whether the current call has run past its CPU deadline (dated on its first tick).
+    pub(crate) fn past_deadline(&mut self) -> bool {
+        self.deadline.passed()
+    }
+
+    /// The store's resource limiter.
+    pub(crate) fn limiter(&mut self) -> &mut dyn ResourceLimiter {
+        &mut self.memory
+    }
+}
+
+impl WasiView for StoreData {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        self.wasi.view()
+    }
+}

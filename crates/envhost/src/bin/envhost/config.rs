@@ -1,0 +1,200 @@
+//! `envhost serve`'s configuration: environments from the command line (`NAME=PATH` or `PATH`)
+//! and from a TOML file, with per-environment limits over command-line defaults.
+//!
+//! ```toml
+//! max_episodes = 10000     # optional; the command line wins when it gives one
+//! pool = true              # optional
+//!
+//! [[environments]]
+//! name = "slack"
+//! component = "guests/target/wasm32-wasip2/release/slack.wasm"
+//! card_name = "chat"       # optional: the card's name and {environment_name}
+//! memory_mib = 128         # optional limits; the command line's defaults otherwise
+//! cpu_deadline_ms = 2000
+//! call_timeout_ms = 30000
+//! max_queued_calls = 16
+//! idle_timeout_s = 600     # 0: never evicted
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use envhost::EnvironmentConfig;
+use envhost::Limits;
+use serde::Deserialize;
+
+/// Per-environment settings; every one optional.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overrides {
+    /// Linear memory per instance, in MiB.
+    pub memory_mib: Option<usize>,
+    /// Guest CPU time per call, in milliseconds.
+    pub cpu_deadline_ms: Option<u64>,
+    /// Wall time a caller waits per call, in milliseconds.
+    pub call_timeout_ms: Option<u64>,
+    /// Calls that may wait for an episode at once.
+    pub max_queued_calls: Option<usize>,
+    /// Seconds without a call before an episode is evicted; 0 never evicts.
+    pub idle_timeout_s: Option<u64>,
+}
+
+impl Overrides {
+    /// `self` over `defaults`.
+    pub fn over(&self, defaults: &Overrides) -> Overrides {
+        Overrides {
+            memory_mib: self.memory_mib.or(defaults.memory_mib),
+            cpu_deadline_ms: self.cpu_deadline_ms.or(defaults.cpu_deadline_ms),
+            call_timeout_ms: self.call_timeout_ms.or(defaults.call_timeout_ms),
+            max_queued_calls: self.max_queued_calls.or(defaults.max_queued_calls),
+            idle_timeout_s: self.idle_timeout_s.or(defaults.idle_timeout_s),
+        }
+    }
+
+    /// The limits these give, the built-in defaults for what they leave unset.
+    pub fn limits(&self) -> Limits {
+        let base = Limits::default();
+        Limits {
+            memory_bytes: self.memory_mib.map_or(base.memory_bytes, |m| m << 20),
+            cpu_deadline: self
+                .cpu_deadline_ms
+                .map_or(base.cpu_deadline, Duration::from_millis),
+            call_timeout: self
+                .call_timeout_ms
+                .map_or(base.call_timeout, Duration::from_millis),
+            max_queued_calls: self.max_queued_calls.unwrap_or(base.max_queued_calls),
+        }
+    }
+
+    /// The idle timeout these give (none by default).
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        self.idle_timeout_s
+            .filter(|s| *s > 0)
+            .map(Duration::from_secs)
+    }
+}
+
+/// One `[[environments]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileEnvironment {
+    name: String,
+    component: PathBuf,
+    card_name: Option<String>,
+    #[serde(flatten)]
+    overrides: Overrides,
+}
+
+/// The TOML file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct File {
+    /// The most episodes alive at once.
+    pub max_episodes: Option<usize>,
+    /// Whether instances come from the pooling allocator.
+    pub pool: Option<bool>,
+    #[serde(default)]
+    environments: Vec<FileEnvironment>,
+}
+
+impl File {
+    /// Reads `path`; components named relative to it are resolved against its directory.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut file: File =
+            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for env in &mut file.environments {
+            if env.component.is_relative() {
+                env.component = base.join(&env.component);
+            }
+        }
+        Ok(file)
+    }
+
+    /// Its environments, with `defaults` under their own settings.
+    pub fn environments(&self, defaults: &Overrides) -> Vec<EnvironmentConfig> {
+        self.environments
+            .iter()
+            .map(|env| {
+                let settings = env.overrides.over(defaults);
+                EnvironmentConfig {
+                    name: env.name.clone(),
+                    component: env.component.clone(),
+                    card_name: env.card_name.clone(),
+                    limits: settings.limits(),
+                    idle_timeout: settings.idle_timeout(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// An environment given on the command line: `NAME=PATH`, or `PATH` named after its file stem.
+pub fn command_line_environment(arg: &str, defaults: &Overrides) -> EnvironmentConfig {
+    let (name, path) = match arg.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !name.contains('/') => {
+            (name.to_owned(), PathBuf::from(path))
+        }
+        _ => {
+            let path = PathBuf::from(arg);
+            let stem = path
+                .file_stem()
+                .map_or_else(|| arg.to_owned(), |s| s.to_string_lossy().into_owned());
+            (stem, path)
+        }
+    };
+    EnvironmentConfig {
+        name,
+        component: path,
+        card_name: None,
+        limits: defaults.limits(),
+        idle_timeout: defaults.idle_timeout(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environments_come_named_or_from_their_file() {
+        let defaults = Overrides::default();
+        let named = command_line_environment("chat=dir/slack.wasm", &defaults);
+        assert_eq!(
+            (named.name.as_str(), named.component.as_path()),
+            ("chat", Path::new("dir/slack.wasm"))
+        );
+        let plain = command_line_environment("dir/slack.wasm", &defaults);
+        assert_eq!(plain.name, "slack");
+    }
+
+    #[test]
+    fn file_settings_override_command_line_defaults() {
+        let file: File = toml::from_str(
+            r#"
+            max_episodes = 5
+            [[environments]]
+            name = "slack"
+            component = "slack.wasm"
+            memory_mib = 64
+            idle_timeout_s = 0
+            "#,
+        )
+        .unwrap();
+        let defaults = Overrides {
+            memory_mib: Some(128),
+            cpu_deadline_ms: Some(500),
+            idle_timeout_s: Some(60),
+            ..Overrides::default()
+        };
+        let envs = file.environments(&defaults);
+        assert_eq!(file.max_episodes, Some(5));
+        assert_eq!(envs[0].limits.memory_bytes, 64 << 20);
+        assert_eq!(envs[0].limits.cpu_deadline, Duration::from_millis(500));
+        assert_eq!(envs[0].idle_timeout, None);
+        assert!(toml::from_str::<File>("bogus = 1").is_err());
+    }
+}

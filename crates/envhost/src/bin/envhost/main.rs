@@ -1,0 +1,226 @@
+//! The `envhost` command.
+
+mod config;
+mod memory;
+mod new;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use envhost::server;
+use envhost::transfers::TransferConfig;
+use envhost::{Host, HostConfig};
+use tracing_subscriber::EnvFilter;
+
+use config::{File, Overrides, command_line_environment};
+
+/// Serve agent environments, written as WebAssembly components, over the agentenv protocol and
+/// MCP.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve environments: the first one's default episode at the root, as the Python reference
+    /// SDK serves its environment (card, data plane at /agentenv, MCP at /mcp, extensions, tool
+    /// access, /ready); more episodes of any of them created with POST /episodes and served under
+    /// /episodes/{id}/; metrics at /metrics.
+    Serve(Serve),
+    /// Create an environment with one tool in Rust, Python or JavaScript, with a build script,
+    /// and print the commands that build and serve it.
+    New(new::New),
+}
+
+#[derive(clap::Args)]
+struct Serve {
+    /// Environment components: `NAME=PATH.wasm`, or `PATH.wasm` named after its file.
+    environments: Vec<String>,
+    /// A TOML file of environments and their settings (see the README); its environments come
+    /// before the command line's.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to bind; `::` binds every IPv6 and IPv4 address.
+    #[arg(long, env = "MCP_HOST", default_value = "0.0.0.0")]
+    host: String,
+    /// Port to bind.
+    #[arg(long, env = "MCP_PORT", default_value_t = 18765)]
+    port: u16,
+    /// The first environment's card name (and the `{environment_name}` of its tool names); the
+    /// component's own when unset or empty.
+    #[arg(long, env = "ENVIRONMENT_NAME")]
+    name: Option<String>,
+    /// A directory `file://` parts of data/add may name files under; repeatable. Default: /data
+    /// and the OS temp dir.
+    #[arg(long = "data-root", value_name = "DIR")]
+    data_roots: Vec<PathBuf>,
+    /// The most bytes a file part may resolve to.
+    #[arg(long, default_value_t = 64 << 20)]
+    max_file_bytes: u64,
+    /// The largest request body accepted (413 beyond it).
+    #[arg(long, default_value_t = server::DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+    /// The most episodes alive at once, the root episode included (503 beyond it); at least 1
+    /// [default: 1000].
+    #[arg(long)]
+    max_episodes: Option<usize>,
+    /// Allocate instances on demand instead of from a pool sized for --max-episodes.
+    #[arg(long)]
+    no_pool: bool,
+    /// Linear memory per instance, in MiB [default: 256].
+    #[arg(long)]
+    memory_mib: Option<usize>,
+    /// Guest time per call, in milliseconds, on the wall clock from the call's start, before the
+    /// call fails with `deadline_exceeded` [default: 10000].
+    #[arg(long)]
+    cpu_deadline_ms: Option<u64>,
+    /// Wall time a caller waits per call, queueing included, in milliseconds [default: 60000].
+    #[arg(long)]
+    call_timeout_ms: Option<u64>,
+    /// Calls that may wait for an episode at once; beyond, HTTP 429 (on MCP, a retryable `busy`
+    /// tool error) [default: 64].
+    #[arg(long)]
+    max_queued_calls: Option<usize>,
+    /// Seconds without a call before an episode (not the root one) is evicted; 0 never
+    /// [default: 0].
+    #[arg(long)]
+    idle_timeout_s: Option<u64>,
+    /// Threads of their own for guest code; 0 runs guests on the HTTP threads [default: one per
+    /// core].
+    #[arg(long)]
+    guest_threads: Option<usize>,
+    /// Snapshots that keep a pre-initialised image, so their restores cost one instantiation;
+    /// the least recently restored loses its image first; 0 replays every restore.
+    #[arg(long, default_value_t = envhost::DEFAULT_SNAPSHOT_IMAGES)]
+    snapshot_images: usize,
+}
+
+/// The host configuration the arguments describe.
+fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
+    let defaults = Overrides {
+        memory_mib: args.memory_mib,
+        cpu_deadline_ms: args.cpu_deadline_ms,
+        call_timeout_ms: args.call_timeout_ms,
+        max_queued_calls: args.max_queued_calls,
+        idle_timeout_s: args.idle_timeout_s,
+    };
+    let file = args
+        .config
+        .as_deref()
+        .map(File::load)
+        .transpose()?
+        .unwrap_or_default();
+    let mut environments = file.environments(&defaults);
+    environments.extend(
+        args.environments
+            .iter()
+            .map(|arg| command_line_environment(arg, &defaults)),
+    );
+    anyhow::ensure!(
+        !environments.is_empty(),
+        "name at least one environment component (NAME=PATH.wasm), or --config FILE"
+    );
+    if let Some(name) = args.name.as_ref().filter(|n| !n.trim().is_empty()) {
+        environments[0].card_name = Some(name.clone());
+    }
+    let mut transfers = TransferConfig {
+        max_file_bytes: args.max_file_bytes,
+        ..TransferConfig::default()
+    };
+    if !args.data_roots.is_empty() {
+        transfers.data_roots = args.data_roots.clone();
+    }
+    let mut config = HostConfig::new(environments);
+    config.max_episodes = args.max_episodes.or(file.max_episodes).unwrap_or(1_000);
+    anyhow::ensure!(
+        config.max_episodes >= 1,
+        "--max-episodes (or max_episodes) must be at least 1: the root episode counts"
+    );
+    config.pooling = !args.no_pool && file.pool.unwrap_or(true);
+    config.transfers = transfers;
+    config.guest_threads = match args.guest_threads {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None => Some(std::thread::available_parallelism().map_or(2, usize::from)),
+    };
+    config.snapshot_images = args.snapshot_images;
+    Ok(config)
+}
+
+async fn serve(args: Serve) -> anyhow::Result<()> {
+    let host = Arc::new(Host::new(host_config(&args)?).await?);
+    let (router, state) = server::app(host.clone(), args.max_body_bytes)
+        .await
+        .context("starting the server")?;
+    memory::release_free_heap();
+    memory::release_startup_code();
+    tokio::spawn(async {
+        let mut every = tokio::time::interval(memory::TRIM_INTERVAL);
+        loop {
+            every.tick().await;
+            memory::release_free_heap();
+        }
+    });
+
+    let bind = args.host.trim_start_matches('[').trim_end_matches(']');
+    let listener = tokio::net::TcpListener::bind((bind, args.port))
+        .await
+        .with_context(|| format!("binding {bind}:{}", args.port))?;
+    let bound = listener.local_addr()?;
+    let names: Vec<&str> = host
+        .environments()
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    tracing::info!(
+        environments = ?names,
+        pooled = host.is_pooled(),
+        "serving {} at http://{bound}/ (card /.well-known/agent-env.json, data plane /agentenv, \
+         MCP /mcp; more episodes: POST /episodes)",
+        names[0],
+    );
+    server::serve(listener, router, state, shutdown_signal()).await?;
+    Ok(())
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM (what `docker stop`, systemd and Kubernetes send).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => drop(signal.recv().await),
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down");
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    memory::configure_allocator();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => serve(args).await,
+        Command::New(args) => new::run(&args),
+    }
+}

@@ -1,0 +1,77 @@
+//! What a host loads and serves: its environments and their settings.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use envhost_runtime::Limits;
+
+use crate::transfers::TransferConfig;
+
+/// One environment to load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvironmentConfig {
+    /// Its name in the host: episodes are created by it (`POST /episodes {"environment"}`).
+    pub name: String,
+    /// The component file.
+    pub component: PathBuf,
+    /// The card's name (and `{environment_name}`); the component's own when `None`.
+    pub card_name: Option<String>,
+    /// Each episode's limits.
+    pub limits: Limits,
+    /// How long an episode may go without a call before [`Host::evict_idle`] evicts it; `None`
+    /// keeps it. The HTTP server calls `evict_idle` every second; an embedder calls it itself.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl EnvironmentConfig {
+    /// `component` loaded as `name`, with default limits and no idle eviction.
+    pub fn new(name: impl Into<String>, component: impl Into<PathBuf>) -> Self {
+        Self {
+            name: name.into(),
+            component: component.into(),
+            card_name: None,
+            limits: Limits::default(),
+            idle_timeout: None,
+        }
+    }
+}
+
+/// What a host serves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostConfig {
+    /// The environments, the first being the default.
+    pub environments: Vec<EnvironmentConfig>,
+    /// The most episodes alive at once; creations beyond it are refused.
+    pub max_episodes: usize,
+    /// Whether instances come from wasmtime's pooling allocator sized for `max_episodes`
+    /// (falling back to on-demand allocation when the pool cannot be reserved).
+    pub pooling: bool,
+    /// Where `data/add` may fetch files from.
+    pub transfers: TransferConfig,
+    /// Threads of their own for guest code (a spinning guest then cannot hold up the caller's
+    /// runtime; the server uses one per core); `None` runs guests on the runtime that creates
+    /// the episodes, with the fewest hand-offs, for in-process use.
+    pub guest_threads: Option<usize>,
+    /// How many snapshots keep a pre-initialised image for their restores (the least recently
+    /// restored loses its image first); 0 makes every restore replay its journal. An image
+    /// holds the compiled component and the instance's memory, a few MiB for small guests.
+    pub snapshot_images: usize,
+}
+
+impl HostConfig {
+    /// `environments` with room for 1,000 episodes, pooled, default transfers, guests on the
+    /// caller's runtime.
+    pub fn new(environments: Vec<EnvironmentConfig>) -> Self {
+        Self {
+            environments,
+            max_episodes: 1_000,
+            pooling: true,
+            transfers: TransferConfig::default(),
+            guest_threads: None,
+            snapshot_images: DEFAULT_SNAPSHOT_IMAGES,
+        }
+    }
+}
+
+/// [`HostConfig::snapshot_images`] by default.
+pub const DEFAULT_SNAPSHOT_IMAGES: usize = 16;

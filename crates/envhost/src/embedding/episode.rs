@@ -1,0 +1,350 @@
+//! A hosted episode: one instance of an environment with what the protocol keeps per episode
+//! (its tool-access rules), and its operations with the protocol's semantics, the same
+//! in-process as over HTTP.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use envhost_protocol::description::Object;
+use envhost_protocol::error::{Applied, CodedError, EXTENSION_FAILED, PERMISSION_DENIED};
+use envhost_protocol::extension::bind;
+use envhost_protocol::json::to_text;
+use envhost_protocol::tool_access::{Change, Rules};
+use envhost_protocol::{Caller, Content, Part, ToolResult};
+use envhost_runtime::bindings::{ContentBlock as GuestBlock, ToolResult as GuestResult};
+use envhost_runtime::{CallContext, CallError, Runner};
+use serde_json::{Map, Value};
+
+use super::catalog::{Catalog, Route, ServedTool};
+use super::metrics::{CallKind, Metrics};
+use crate::transfers::Resolver;
+
+/// Why a data-plane operation failed (§3.1).
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// The params do not fit: JSON-RPC -32602 with this detail.
+    #[error("invalid params: {0}")]
+    Params(String),
+    /// The operation failed: JSON-RPC -32000 with this message.
+    #[error("{0}")]
+    Failed(String),
+    /// The episode is busy (its queue is full): nothing was done; retry later (HTTP 429).
+    #[error(transparent)]
+    Busy(CallError),
+}
+
+impl From<CallError> for DataError {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Busy { .. } => Self::Busy(e),
+            CallError::Guest(coded) => Self::Failed(coded.message),
+            other => Self::Failed(other.to_string()),
+        }
+    }
+}
+
+/// One hosted episode. Cheap to share (`Arc`); calls into it are serialised by its
+/// [`Runner`].
+pub struct Episode {
+    id: String,
+    /// The id's key in the host's tables ([`crate::ids`]).
+    key: u128,
+    catalog: Arc<Catalog>,
+    runner: Runner,
+    resolver: Resolver,
+    metrics: Arc<Metrics>,
+    rules: Mutex<Rules>,
+    /// Since when the host has existed, to stamp uses.
+    epoch: Instant,
+    /// Milliseconds after `epoch` of the last call.
+    last_used: AtomicU64,
+}
+
+/// A guest's tool result as the protocol's (image bytes base64-encoded); structured content
+/// that is not JSON makes it an `invalid_result` coded error.
+fn tool_result(result: GuestResult) -> ToolResult {
+    let structured = match result
+        .structured_content
+        .as_deref()
+        .map(serde_json::from_str)
+    {
+        None => None,
+        Some(Ok(value)) => Some(value),
+        Some(Err(e)) => {
+            return ToolResult::coded(CodedError::new(
+                "invalid_result",
+                format!("the environment answered structured content that is not JSON: {e}"),
+            ));
+        }
+    };
+    let content = result
+        .content
+        .into_iter()
+        .map(|block| match block {
+            GuestBlock::Text(text) => Content::Text(text),
+            GuestBlock::Image(image) => Content::Image {
+                data: BASE64.encode(image.data),
+                mime_type: image.mime_type,
+            },
+        })
+        .collect();
+    if result.is_error {
+        ToolResult::failure(content, structured)
+    } else {
+        ToolResult::success(content, structured)
+    }
+}
+
+/// The validation errors of `arguments`, one line each with its location; none when they fit
+/// (checked first without collecting errors, the cheap common case).
+fn validation_errors(validator: &jsonschema::Validator, arguments: &Value) -> Option<String> {
+    if validator.is_valid(arguments) {
+        return None;
+    }
+    let errors: Vec<String> = validator
+        .iter_errors(arguments)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            let path = if path.is_empty() {
+                "(arguments)".into()
+            } else {
+                path
+            };
+            format!("{path}: {e}")
+        })
+        .collect();
+    Some(format!(
+        "{} validation error{}:\n{}",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" },
+        errors.join("\n")
+    ))
+}
+
+/// `extension_failed` (500, applied unknown): an extension failed without a coded answer.
+fn extension_failed(message: String) -> CodedError {
+    CodedError {
+        code: EXTENSION_FAILED.into(),
+        message,
+        retryable: false,
+        applied: Applied::Unknown,
+        hint: None,
+        status: 500,
+    }
+}
+
+impl Episode {
+    pub(super) fn new(
+        (key, id): (u128, String),
+        catalog: Arc<Catalog>,
+        runner: Runner,
+        resolver: Resolver,
+        metrics: Arc<Metrics>,
+        epoch: Instant,
+    ) -> Self {
+        let episode = Self {
+            id,
+            key,
+            catalog,
+            runner,
+            resolver,
+            metrics,
+            rules: Mutex::new(Rules::default()),
+            epoch,
+            last_used: AtomicU64::new(0),
+        };
+        episode.touch(Instant::now());
+        episode
+    }
+
+    /// The episode's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The id's key in the host's tables.
+    pub(crate) fn key(&self) -> u128 {
+        self.key
+    }
+
+    /// The environment it is an episode of.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The runtime side of the episode (instance, journal).
+    pub(super) fn runner(&self) -> &Runner {
+        &self.runner
+    }
+
+    /// A copy of the tool-access rules.
+    pub(super) fn tool_access(&self) -> Rules {
+        self.rules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the tool-access rules (a restored episode takes its snapshot's).
+    pub(super) fn set_tool_access(&self, rules: Rules) {
+        *self.rules.lock().unwrap_or_else(PoisonError::into_inner) = rules;
+    }
+
+    /// Stamps a use at `now`.
+    fn touch(&self, now: Instant) {
+        let ms = now.saturating_duration_since(self.epoch).as_millis();
+        self.last_used
+            .store(u64::try_from(ms).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// Milliseconds since the last call, at `now` (milliseconds since the host's start).
+    pub(super) fn idle_ms(&self, now: u64) -> u64 {
+        now.saturating_sub(self.last_used.load(Ordering::Relaxed))
+    }
+
+    /// Runs `call`, stamping the use and recording its outcome and latency under `kind`.
+    async fn record<T>(
+        &self,
+        kind: CallKind,
+        call: impl Future<Output = Result<T, CallError>>,
+    ) -> Result<T, CallError> {
+        let started = Instant::now();
+        self.touch(started);
+        let outcome = call.await;
+        self.metrics.observe(kind, &outcome, started.elapsed());
+        outcome
+    }
+
+    /// `data/reset` (§3.2).
+    ///
+    /// # Errors
+    /// [`DataError`] as the environment failed.
+    pub async fn reset(&self) -> Result<(), DataError> {
+        Ok(self.record(CallKind::Reset, self.runner.reset()).await?)
+    }
+
+    /// `data/add` (§3.3): every file part fetched (inline bytes, `file://` under the data roots,
+    /// `http(s)://`), then all the parts handed to the environment.
+    ///
+    /// # Errors
+    /// [`DataError::Params`] for no parts; [`DataError::Failed`] when a file cannot be fetched
+    /// (nothing is handed over then) or the environment fails.
+    pub async fn add_data(&self, parts: Vec<Part>) -> Result<(), DataError> {
+        if parts.is_empty() {
+            return Err(DataError::Params(
+                "parts: list should have at least 1 item".into(),
+            ));
+        }
+        let parts = self
+            .resolver
+            .resolve_parts(parts)
+            .await
+            .map_err(|e| DataError::Failed(e.to_string()))?;
+        Ok(self
+            .record(CallKind::Add, self.runner.add_data(parts))
+            .await?)
+    }
+
+    /// `data/get` (§3.4).
+    ///
+    /// # Errors
+    /// [`DataError`] as the environment failed.
+    pub async fn get_data(&self) -> Result<Vec<Part>, DataError> {
+        Ok(self.record(CallKind::Get, self.runner.get_data()).await?)
+    }
+
+    /// Whether `tool` is hidden from and refused to `caller` (§7.3); always false when the
+    /// environment does not enforce tool access.
+    pub fn is_disabled(&self, caller: &Caller, tool: &ServedTool) -> bool {
+        self.catalog.description.tool_access
+            && self
+                .rules
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_disabled(
+                    caller.role_key(),
+                    &tool.tool.name,
+                    tool.tool.hidden_by_default,
+                )
+    }
+
+    /// The tools `caller` may use, in card order (§5.3, §7.4).
+    pub fn tools(&self, caller: &Caller) -> Vec<&ServedTool> {
+        self.catalog
+            .tools
+            .iter()
+            .filter(|t| !self.is_disabled(caller, t))
+            .collect()
+    }
+
+    /// `tools/call` for `caller` (protocol.md#tool-results): unknown tools, refusals by tool
+    /// access and arguments that fail the input schema are error results, as are the
+    /// environment's coded errors and faults (with their [`CodedError`]).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        caller: Caller,
+    ) -> ToolResult {
+        let Some(tool) = self.catalog.tool(name) else {
+            return ToolResult::text_error(format!("Unknown tool: {name}"));
+        };
+        if self.is_disabled(&caller, tool) {
+            let mut refusal = CodedError::new(
+                PERMISSION_DENIED,
+                format!("Tool '{name}' is disabled for role '{}'", caller.role_key()),
+            );
+            refusal.status = 403;
+            return ToolResult::coded(refusal);
+        }
+        let arguments = Value::Object(arguments);
+        if let Some(errors) = validation_errors(&tool.validator, &arguments) {
+            return ToolResult::text_error(format!("Error executing tool {name}: {errors}"));
+        }
+        let arguments = to_text(&arguments);
+        let context = CallContext::new(caller, name.to_owned(), arguments.clone());
+        let call = self
+            .runner
+            .call_tool(&tool.tool.declared_name, arguments, context);
+        match self.record(CallKind::Tool, call).await {
+            Ok(result) => tool_result(result),
+            Err(e) => ToolResult::coded(e.to_coded()),
+        }
+    }
+
+    /// Calls extension method `route` with `params` for `caller` (§8.2): the params are bound
+    /// to the method's request schema and coerced first.
+    ///
+    /// # Errors
+    /// The coded error to answer: `invalid_params` (400) for params that do not fit, the
+    /// environment's own coded errors, `busy` (429), and `extension_failed` (500) for faults.
+    pub async fn call_extension(
+        &self,
+        route: &Route,
+        params: Object,
+        caller: Caller,
+    ) -> Result<Value, CodedError> {
+        let request = to_text(&Value::Object(bind(params, &route.method.request_schema)?));
+        let (uri, op) = (&route.uri, &route.method.op);
+        let context = CallContext::new(caller, format!("{uri}#{op}"), request.clone());
+        let call = self.runner.call_extension(uri, op, request, context);
+        match self.record(CallKind::Extension, call).await {
+            Ok(answer) => serde_json::from_str(&answer)
+                .map_err(|e| extension_failed(format!("the extension answered invalid JSON: {e}"))),
+            Err(CallError::Guest(e)) => Err(e),
+            Err(e @ CallError::Busy { .. }) => Err(e.to_coded()),
+            Err(other) => Err(extension_failed(other.to_string())),
+        }
+    }
+
+    /// Applies a tool-access change (§7.2); answers the rules now stored under its role.
+    pub fn change_tool_access(&self, change: &Change, disabled: bool) -> Value {
+        self.rules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .apply(change, disabled)
+    }
+}

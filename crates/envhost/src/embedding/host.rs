@@ -1,0 +1,290 @@
+//! [`Host`]: environments loaded once, and their episodes, created, found, dropped and evicted
+//! within the host's cap.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use envhost_runtime::{
+    CallError, Environment, GuestThreads, LoadError, Runner, Runtime, RuntimeConfig,
+};
+
+use super::catalog::{Catalog, CatalogError};
+use super::config::HostConfig;
+use super::episode::Episode;
+use super::metrics::Metrics;
+use super::registry::Registry;
+use super::snapshots;
+use crate::ids;
+use crate::transfers::Resolver;
+
+/// Why a host could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// No environment was given.
+    #[error("no environment to serve")]
+    NoEnvironment,
+    /// Two environments share a name.
+    #[error("two environments are named {0:?}")]
+    DuplicateName(String),
+    /// An environment could not be loaded.
+    #[error("environment {name}: {source}")]
+    Load {
+        /// The environment.
+        name: String,
+        /// Why.
+        source: LoadError,
+    },
+    /// A tool's schema does not compile.
+    #[error("environment {name}: {source}")]
+    Catalog {
+        /// The environment.
+        name: String,
+        /// Why.
+        source: CatalogError,
+    },
+    /// The engine refused its configuration.
+    #[error(transparent)]
+    Runtime(LoadError),
+    /// The HTTP client for `data/add` could not be built.
+    #[error("{0}")]
+    Transfers(String),
+}
+
+/// Why an episode could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    /// No environment has that name.
+    #[error("no environment named {0:?}")]
+    UnknownEnvironment(String),
+    /// The host holds its maximum of episodes.
+    #[error("the host holds its maximum of {max} episodes; drop one or retry later")]
+    Full {
+        /// The maximum.
+        max: usize,
+    },
+    /// Instantiation failed.
+    #[error(transparent)]
+    Instantiate(CallError),
+}
+
+/// How often a line reports an environment still loading.
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// Awaits `load`, logging a line every [`PROGRESS_EVERY`] while it runs (compiling a large
+/// component takes seconds).
+async fn with_progress<T>(name: &str, started: Instant, load: impl Future<Output = T>) -> T {
+    let mut load = std::pin::pin!(load);
+    let mut progress =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            done = &mut load => return done,
+            _ = progress.tick() => {
+                tracing::info!(environment = %name, seconds = started.elapsed().as_secs(), "still compiling");
+            }
+        }
+    }
+}
+
+/// Environments loaded once, and their episodes.
+pub struct Host {
+    pub(super) runtime: Runtime,
+    pub(super) environments: Vec<Arc<Catalog>>,
+    pub(super) registry: Registry,
+    pub(super) resolver: Resolver,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) threads: GuestThreads,
+    pub(super) snapshots: snapshots::Snapshots,
+    pub(super) images: snapshots::Images,
+    pub(super) epoch: Instant,
+}
+
+impl Host {
+    /// Compiles every environment of `config` (or loads it from the compiled-artefact cache),
+    /// with a log line while each compiles.
+    ///
+    /// # Errors
+    /// [`HostError`] naming the environment that failed.
+    pub async fn new(config: HostConfig) -> Result<Self, HostError> {
+        if config.environments.is_empty() {
+            return Err(HostError::NoEnvironment);
+        }
+        let max_memory_bytes = config
+            .environments
+            .iter()
+            .map(|e| e.limits.memory_bytes)
+            .max()
+            .unwrap_or_default();
+        let pooled_instances = config
+            .pooling
+            .then(|| u32::try_from(config.max_episodes).unwrap_or(u32::MAX));
+        let runtime = Runtime::with_config(&RuntimeConfig {
+            pooled_instances,
+            max_memory_bytes,
+        })
+        .map_err(HostError::Runtime)?;
+        let mut environments: Vec<Arc<Catalog>> = Vec::new();
+        for env in &config.environments {
+            if environments.iter().any(|e| e.name == env.name) {
+                return Err(HostError::DuplicateName(env.name.clone()));
+            }
+            let started = Instant::now();
+            tracing::info!(environment = %env.name, component = %env.component.display(), "loading");
+            let load =
+                Environment::load(&runtime, &env.component, env.card_name.clone(), env.limits);
+            let environment = with_progress(&env.name, started, load)
+                .await
+                .map_err(|source| HostError::Load {
+                    name: env.name.clone(),
+                    source,
+                })?;
+            let catalog = Catalog::new(env.name.clone(), Arc::new(environment), env.idle_timeout)
+                .map_err(|source| HostError::Catalog {
+                name: env.name.clone(),
+                source,
+            })?;
+            tracing::info!(
+                environment = %env.name,
+                took_ms = started.elapsed().as_millis(),
+                tools = catalog.tools.len(),
+                "loaded"
+            );
+            environments.push(Arc::new(catalog));
+        }
+        let capacity = if runtime.is_pooled() {
+            pooled_instances.unwrap_or(0)
+        } else {
+            0
+        };
+        let resolver = Resolver::new(&config.transfers).map_err(HostError::Transfers)?;
+        let threads = match config.guest_threads {
+            Some(n) => GuestThreads::dedicated(n)
+                .map_err(|e| HostError::Runtime(LoadError::Engine(e.to_string())))?,
+            None => GuestThreads::shared(),
+        };
+        Ok(Self {
+            runtime,
+            environments,
+            registry: Registry::new(config.max_episodes),
+            resolver,
+            metrics: Arc::new(Metrics::new(capacity)),
+            threads,
+            snapshots: snapshots::Snapshots::default(),
+            images: snapshots::Images::new(config.snapshot_images),
+            epoch: Instant::now(),
+        })
+    }
+
+    /// The environments, the default first.
+    pub fn environments(&self) -> &[Arc<Catalog>] {
+        &self.environments
+    }
+
+    /// The environment named `name`.
+    pub fn environment(&self, name: &str) -> Option<&Arc<Catalog>> {
+        self.environments.iter().find(|e| e.name == name)
+    }
+
+    /// Whether instances come from the pool.
+    pub fn is_pooled(&self) -> bool {
+        self.runtime.is_pooled()
+    }
+
+    /// The host's metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Creates an episode of `environment`: a fresh instance with empty data, its own tool
+    /// access rules and MCP sessions.
+    ///
+    /// # Errors
+    /// [`CreateError`]: an unknown environment, the episode cap, a failed instantiation.
+    pub async fn create_episode(&self, environment: &str) -> Result<Arc<Episode>, CreateError> {
+        let catalog = self
+            .environment(environment)
+            .ok_or_else(|| CreateError::UnknownEnvironment(environment.to_owned()))?
+            .clone();
+        self.admit(catalog, Runner::start).await
+    }
+
+    /// Registers an episode of `catalog` made by `make` (from the environment, the episode's
+    /// id and the guest threads), within the episode cap.
+    pub(super) async fn admit<'a, F, Fut>(
+        &'a self,
+        catalog: Arc<Catalog>,
+        make: F,
+    ) -> Result<Arc<Episode>, CreateError>
+    where
+        F: FnOnce(Arc<Environment>, String, &'a GuestThreads) -> Fut,
+        Fut: Future<Output = Result<Runner, CallError>>,
+    {
+        let Some(slot) = self.registry.reserve() else {
+            self.metrics.refused.inc();
+            return Err(CreateError::Full {
+                max: self.registry.max(),
+            });
+        };
+        let (key, id) = ids::fresh();
+        let runner = make(catalog.environment.clone(), id.clone(), &self.threads)
+            .await
+            .map_err(CreateError::Instantiate)?;
+        let episode = Arc::new(Episode::new(
+            (key, id),
+            catalog,
+            runner,
+            self.resolver.clone(),
+            self.metrics.clone(),
+            self.epoch,
+        ));
+        let live = slot.fill(key, episode.clone());
+        self.metrics.created.inc();
+        self.metrics.set_live(live);
+        Ok(episode)
+    }
+
+    /// The episode `id`.
+    pub fn episode(&self, id: &str) -> Option<Arc<Episode>> {
+        self.registry.get(id)
+    }
+
+    /// The keys of every episode alive ([`crate::ids`]).
+    pub(crate) fn episode_keys(&self) -> rustc_hash::FxHashSet<u128> {
+        self.registry.keys()
+    }
+
+    /// Every episode alive, in no particular order.
+    pub fn episodes(&self) -> Vec<Arc<Episode>> {
+        self.registry.all()
+    }
+
+    /// Drops episode `id` (its instance goes back to the pool once its last call ends); false
+    /// when there is none.
+    pub fn drop_episode(&self, id: &str) -> bool {
+        let Some(live) = self.registry.remove(id) else {
+            return false;
+        };
+        self.metrics.dropped.inc();
+        self.metrics.set_live(live);
+        true
+    }
+
+    /// Evicts the episodes idle past their environment's idle timeout, except `keep`; answers
+    /// how many. Nothing evicts on its own: the HTTP server calls this every second, and an
+    /// embedder that sets idle timeouts calls it as often as it wants them enforced.
+    pub fn evict_idle(&self, keep: Option<&str>) -> usize {
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let idle = |e: &Episode| {
+            e.catalog().idle_timeout.is_some_and(|timeout| {
+                Some(e.id()) != keep && u128::from(e.idle_ms(now)) > timeout.as_millis()
+            })
+        };
+        let (evicted, live) = self.registry.remove_where(idle);
+        if evicted > 0 {
+            self.metrics.evicted.inc_by(evicted as u64);
+            self.metrics.set_live(live);
+            tracing::info!(evicted, live, "evicted idle episodes");
+        }
+        evicted
+    }
+}

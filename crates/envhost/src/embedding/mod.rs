@@ -1,0 +1,25 @@
+//! The embedding API: [`Host`] loads environments once and creates isolated [`Episode`]s of
+//! them in microseconds, many in one process; each episode answers the protocol's operations
+//! in-process with the same semantics and errors as over HTTP (the server is a thin layer over
+//! this module).
+//!
+//! An episode's calls run one at a time, each on its caller's own task while its guest answers
+//! within an epoch tick (no hand-off to another task or thread); a call whose guest computes
+//! longer moves to a task of its own, so dropping the caller's future never stops a guest
+//! mid-call. Call from any task, or from `Runtime::block_on`. Idle episodes are evicted only
+//! when [`Host::evict_idle`] runs (the HTTP server runs it every second).
+
+mod catalog;
+mod config;
+mod episode;
+mod host;
+mod metrics;
+mod registry;
+mod snapshots;
+
+pub use catalog::{Catalog, CatalogError, Route, ServedTool};
+pub use config::{DEFAULT_SNAPSHOT_IMAGES, EnvironmentConfig, HostConfig};
+pub use episode::{DataError, Episode};
+pub use host::{CreateError, Host, HostError};
+pub use metrics::{CallKind, Metrics};
+pub use snapshots::{MAX_SNAPSHOTS, SnapshotError};

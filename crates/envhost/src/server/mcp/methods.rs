@@ -1,0 +1,112 @@
+//! The MCP methods an environment answers (protocol.md#methods): `initialize`, `ping`,
+//! `tools/list`, `tools/call`, and empty resource and prompt lists.
+
+use http::HeaderMap;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::{RawValue, to_raw_value};
+use serde_json::{Map, Value};
+
+use envhost_protocol::Caller;
+use envhost_protocol::role::{ROLE_HEADER, mcp_caller};
+
+use super::listing::Listing;
+use super::result::call_tool_result;
+use super::wire::{
+    INTERNAL_ERROR, INVALID_PARAMS, LATEST_VERSION, METHOD_NOT_FOUND, SUPPORTED_VERSIONS,
+};
+use crate::embedding::Episode;
+
+/// A JSON-RPC error answer: code and message.
+pub type MethodError = (i64, String);
+
+#[derive(Deserialize, Default)]
+struct MetaOnly {
+    #[serde(rename = "_meta", default)]
+    meta: Option<Map<String, Value>>,
+}
+
+/// The params of `tools/call`.
+#[derive(Deserialize)]
+struct CallParams {
+    /// The tool's name.
+    name: String,
+    /// The arguments; missing means `{}`.
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    /// The request's `_meta` (roles and sessions a gateway stamped, protocol.md#callers).
+    #[serde(rename = "_meta", default)]
+    meta: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize, Default)]
+struct InitializeParams {
+    #[serde(rename = "protocolVersion", default)]
+    protocol_version: Option<String>,
+}
+
+fn params<T: DeserializeOwned + Default>(params: Option<&RawValue>) -> Result<T, MethodError> {
+    match params {
+        None => Ok(T::default()),
+        Some(raw) => serde_json::from_str(raw.get())
+            .map_err(|_| (INVALID_PARAMS, "Invalid request parameters".to_owned())),
+    }
+}
+
+fn raw(value: &impl serde::Serialize) -> Result<Box<RawValue>, MethodError> {
+    to_raw_value(value).map_err(|e| (INTERNAL_ERROR, e.to_string()))
+}
+
+/// The caller of a request of `session` (protocol.md#callers).
+fn caller(meta: Option<&Map<String, Value>>, headers: &HeaderMap, session: &str) -> Caller {
+    let role = headers.get(ROLE_HEADER).and_then(|v| v.to_str().ok());
+    mcp_caller(meta, role, Some(session))
+}
+
+/// `initialize`: the client's protocol version when served, else the latest.
+fn initialize(listing: &Listing, params: Option<&RawValue>) -> Result<Box<RawValue>, MethodError> {
+    let asked: InitializeParams = self::params(params)?;
+    let version = asked
+        .protocol_version
+        .filter(|v| SUPPORTED_VERSIONS.contains(&v.as_str()))
+        .unwrap_or_else(|| LATEST_VERSION.to_owned());
+    let mut result = listing.initialize_result.clone();
+    result.insert("protocolVersion".into(), Value::String(version));
+    raw(&result)
+}
+
+/// Answers request `method` of `session` to `episode`, whose environment's listing is
+/// `listing`; the error is a JSON-RPC error of the request.
+pub async fn handle(
+    episode: &Episode,
+    listing: &Listing,
+    method: &str,
+    params: Option<&RawValue>,
+    headers: &HeaderMap,
+    session: &str,
+) -> Result<Box<RawValue>, MethodError> {
+    let empty = |key: &str| raw(&serde_json::json!({ key: [] }));
+    match method {
+        "initialize" => initialize(listing, params),
+        "ping" => raw(&serde_json::json!({})),
+        "tools/list" => {
+            let p: MetaOnly = self::params(params)?;
+            listing
+                .tools(episode, &caller(p.meta.as_ref(), headers, session))
+                .map_err(|e| (INTERNAL_ERROR, e.to_string()))
+        }
+        "tools/call" => {
+            let p: CallParams = params
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .ok_or_else(|| (INVALID_PARAMS, "Invalid request parameters".to_owned()))?;
+            let caller = caller(p.meta.as_ref(), headers, session);
+            let arguments = p.arguments.unwrap_or_default();
+            let result = episode.call_tool(&p.name, arguments, caller).await;
+            raw(&call_tool_result(result))
+        }
+        "resources/list" => empty("resources"),
+        "resources/templates/list" => empty("resourceTemplates"),
+        "prompts/list" => empty("prompts"),
+        _ => Err((METHOD_NOT_FOUND, "Method not found".to_owned())),
+    }
+}

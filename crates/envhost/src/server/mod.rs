@@ -1,0 +1,256 @@
+//! axum: the HTTP surface of a [`Host`] (`docs/http-api.md`). The root serves one default
+//! episode exactly as the reference SDK serves its environment (protocol.md#http-surface: card,
+//! data plane, MCP, extensions, tool access, readiness); `/episodes` creates, lists and drops
+//! episodes, each served the same way under `/episodes/{id}/`; `/snapshots` keeps snapshots;
+//! `/metrics` reports. The server glues the host to HTTP and owns no environment logic; MCP has
+//! its home in [`mcp`].
+
+mod data_plane;
+mod episodes;
+mod extensions;
+pub mod mcp;
+mod reply;
+mod snapshots;
+mod state;
+mod tool_access;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::http::{HeaderValue, StatusCode, header};
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, any, get, post};
+use axum::serve::ListenerExt;
+use serde_json::json;
+use tower::ServiceExt;
+
+pub use state::AppState;
+
+use crate::embedding::{CreateError, Host};
+use envhost_protocol::card::{MCP_PATH, RPC_PATH, WELL_KNOWN_PATH};
+use mcp::Endpoints;
+use state::Current;
+
+/// The default cap on a request body: 64 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 << 20;
+
+/// How often idle episodes are looked for.
+const EVICTION_INTERVAL: Duration = Duration::from_secs(1);
+
+async fn card(Current(episode): Current) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        episode.catalog().card.clone(),
+    )
+        .into_response()
+}
+
+/// `/mcp/` redirects to `/mcp`, as Starlette does for the reference (relative, so that it holds
+/// wherever the episode is mounted).
+async fn mcp_slash() -> Response {
+    (
+        StatusCode::TEMPORARY_REDIRECT,
+        [(header::LOCATION, HeaderValue::from_static("../mcp"))],
+    )
+        .into_response()
+}
+
+/// Gives a 405 the reference's body, `Method Not Allowed` (axum's has none).
+async fn method_not_allowed_body(response: Response) -> Response {
+    if response.status() != StatusCode::METHOD_NOT_ALLOWED
+        || response.headers().contains_key(header::CONTENT_TYPE)
+    {
+        return response;
+    }
+    let (mut parts, _) = response.into_parts();
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, "Method Not Allowed".into())
+}
+
+async fn ready(_: Current) -> Response {
+    reply::json(StatusCode::OK, &json!({"status": "ready"}))
+}
+
+/// The routes of one episode, wherever it is mounted: `GET /.well-known/agent-env.json`,
+/// `POST /agentenv`, `/mcp`, `GET /ready`, `POST /tools/{disable,enable}`,
+/// `POST /snapshot`, `POST /fork`; every other path is an extension route.
+fn episode_routes() -> [(&'static str, MethodRouter<AppState>); 9] {
+    [
+        (WELL_KNOWN_PATH, get(card)),
+        (RPC_PATH, post(data_plane::rpc)),
+        ("/ready", get(ready)),
+        (MCP_PATH, mcp::routes()),
+        ("/mcp/", any(mcp_slash)),
+        ("/tools/disable", post(tool_access::disable)),
+        ("/tools/enable", post(tool_access::enable)),
+        ("/snapshot", post(snapshots::take)),
+        ("/fork", post(snapshots::fork)),
+    ]
+}
+
+/// The whole surface: the root episode's routes, `/episodes` and every episode's routes under
+/// `/episodes/{id}/`, and `/metrics`. Request bodies over `max_body_bytes` get 413.
+///
+/// An episode's routes are registered under `/episodes/{id}` in the same router as the root's
+/// rather than nested: a nested router costs every request a second routing, a path rewrite and
+/// several boxed services cloned.
+pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let mut router = Router::new()
+        .route("/episodes", post(episodes::create).get(episodes::list))
+        .route(
+            "/episodes/{id}",
+            get(episodes::show).delete(episodes::delete),
+        )
+        .route("/episodes/{id}/{*path}", any(extensions::dispatch_episode))
+        .route("/metrics", get(episodes::metrics))
+        .route("/snapshots", get(snapshots::list).post(snapshots::upload))
+        .route(
+            "/snapshots/{id}",
+            get(snapshots::download).delete(snapshots::delete),
+        )
+        .route("/snapshots/{id}/episodes", post(snapshots::restore));
+    for (path, routes) in episode_routes() {
+        router = router
+            .route(&format!("/episodes/{{id}}{path}"), routes.clone())
+            .route(path, routes);
+    }
+    router
+        .fallback(extensions::dispatch_root)
+        .layer(middleware::map_response(method_not_allowed_body))
+        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .with_state(state)
+}
+
+/// Why a server could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The root episode could not be created.
+    #[error("creating the root episode: {0}")]
+    Root(#[from] CreateError),
+    /// A tool's MCP listing could not be encoded.
+    #[error("encoding the MCP tool listing: {0}")]
+    Listing(#[from] serde_json::Error),
+}
+
+/// The host's root episode (of its first environment) and the router that serves it all.
+///
+/// # Errors
+/// [`AppError`] when the root episode cannot be created.
+pub async fn app(host: Arc<Host>, max_body_bytes: usize) -> Result<(Router, AppState), AppError> {
+    let mcp = Arc::new(Endpoints::new(&host)?);
+    let first = host.environments()[0].name.clone();
+    let root = host.create_episode(&first).await?;
+    let state = AppState { host, root, mcp };
+    Ok((router(state.clone(), max_body_bytes), state))
+}
+
+/// Rewrites a path with repeated slashes (`/episodes/x//mcp`, as a client joining `url` and a
+/// card path makes it) into its single-slash form.
+fn collapse_slashes(mut request: Request) -> Request {
+    let path = request.uri().path();
+    if !path.contains("//") {
+        return request;
+    }
+    let mut collapsed = String::with_capacity(path.len());
+    for c in path.chars() {
+        if !(c == '/' && collapsed.ends_with('/')) {
+            collapsed.push(c);
+        }
+    }
+    if let Some(query) = request.uri().query() {
+        collapsed.push('?');
+        collapsed.push_str(query);
+    }
+    if let Ok(uri) = collapsed.parse() {
+        *request.uri_mut() = uri;
+    }
+    request
+}
+
+/// How long, once shutdown begins, requests in flight may take to finish before the server
+/// closes every connection still open (standalone MCP streams never finish on their own).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves `router` on `listener` until `shutdown` completes (then requests in flight get
+/// [`SHUTDOWN_GRACE`] to finish), with `TCP_NODELAY` on every
+/// connection (an SSE answer goes out as a header write and a data write, and Nagle's algorithm
+/// would hold the second back until the client's delayed ACK, about 40 ms a call), repeated
+/// slashes in paths collapsed, and idle episodes of `state`'s host evicted every second.
+///
+/// # Errors
+/// The I/O error that stopped the server.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let evictor = tokio::spawn(async move {
+        let mut every = tokio::time::interval(EVICTION_INTERVAL);
+        loop {
+            every.tick().await;
+            let evicted = state.host.evict_idle(Some(state.root.id()));
+            state.mcp.sweep(&state.host, evicted > 0);
+        }
+    });
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
+    let service = router.map_request(collapse_slashes);
+    let (signalled, grace) = tokio::sync::oneshot::channel::<()>();
+    let served = axum::serve(
+        listener,
+        axum::ServiceExt::<Request>::into_make_service(service),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = signalled.send(());
+    })
+    .into_future();
+    let served = tokio::select! {
+        served = served => served,
+        () = async {
+            if grace.await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::info!("closing the connections still open {SHUTDOWN_GRACE:?} after shutdown began");
+            Ok(())
+        }
+    };
+    evictor.abort();
+    served
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collapsed(uri: &str) -> String {
+        let request = Request::builder()
+            .uri(uri)
+            .body(axum::body::Body::empty())
+            .unwrap();
+        collapse_slashes(request).uri().to_string()
+    }
+
+    #[test]
+    fn repeated_slashes_collapse_and_queries_stay() {
+        assert_eq!(collapsed("/episodes/a//mcp"), "/episodes/a/mcp");
+        assert_eq!(collapsed("//x///y?a=1//2"), "/x/y?a=1//2");
+        assert_eq!(collapsed("/plain?x=1"), "/plain?x=1");
+    }
+}

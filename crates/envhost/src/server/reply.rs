@@ -1,0 +1,32 @@
+//! Small HTTP helpers shared by the routes.
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde::Serialize;
+
+use envhost_protocol::error::CodedError;
+use envhost_protocol::json::to_python_json;
+
+/// A JSON response encoded as the reference SDK's own routes encode it (§0.1).
+pub fn json(status: StatusCode, value: &impl Serialize) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        to_python_json(value),
+    )
+        .into_response()
+}
+
+/// A coded error's answer: its status and `{"ok": false, "error": {...}}` (§8.3).
+pub fn coded(error: &CodedError) -> Response {
+    let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
+    json(status, &error.to_body())
+}
+
+/// A header's value as text, when present and visible ASCII.
+pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}

@@ -1,0 +1,95 @@
+//! What every route shares, and the episode a request addresses.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::{FromRequestParts, RawPathParams};
+use axum::response::Response;
+use http::request::Parts;
+
+use super::mcp::Endpoints;
+use super::reply;
+use crate::embedding::{Episode, Host};
+use envhost_protocol::error::CodedError;
+
+/// The server's state.
+#[derive(Clone)]
+pub struct AppState {
+    /// The host.
+    pub host: Arc<Host>,
+    /// The episode served at the root (of the first environment; never evicted).
+    pub root: Arc<Episode>,
+    /// The episodes' MCP endpoints.
+    pub mcp: Arc<Endpoints>,
+}
+
+/// The episode a request addresses: the one of `/episodes/{id}/...`, or the root episode.
+pub struct Current(pub Arc<Episode>);
+
+/// 404 `episode_not_found`.
+pub fn episode_not_found(id: &str) -> Response {
+    let mut error = CodedError::new("episode_not_found", format!("no episode {id}"));
+    error.status = 404;
+    reply::coded(&error)
+}
+
+/// 400 `invalid_params`: a path whose parameters are not UTF-8, which can name nothing.
+fn path_not_utf8() -> Response {
+    reply::coded(&CodedError::invalid_params(
+        "the path is not UTF-8 once percent-decoded",
+    ))
+}
+
+/// The path parameters of the request's route: none for a route without any (the root's), and
+/// 400 for a path that is not UTF-8.
+async fn path_params(
+    parts: &mut Parts,
+    state: &AppState,
+) -> Result<Option<RawPathParams>, Response> {
+    match RawPathParams::from_request_parts(parts, state).await {
+        Ok(params) => Ok(Some(params)),
+        Err(RawPathParamsRejection::MissingPathParams(_)) => Ok(None),
+        Err(_) => Err(path_not_utf8()),
+    }
+}
+
+/// The `{id}` parameter among `params`.
+fn id_param(params: &RawPathParams) -> Option<&str> {
+    params
+        .iter()
+        .find(|(name, _)| *name == "id")
+        .map(|(_, id)| id)
+}
+
+impl FromRequestParts<AppState> for Current {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let params = path_params(parts, state).await?;
+        match params.as_ref().and_then(id_param) {
+            None => Ok(Self(state.root.clone())),
+            Some(id) => state
+                .host
+                .episode(id)
+                .map(Self)
+                .ok_or_else(|| episode_not_found(id)),
+        }
+    }
+}
+
+/// The `{id}` of `/episodes/{id}` or `/snapshots/{id}`; 400 `invalid_params` when it is not
+/// UTF-8.
+pub struct Id(pub String);
+
+impl FromRequestParts<AppState> for Id {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let params = path_params(parts, state).await?;
+        params
+            .as_ref()
+            .and_then(id_param)
+            .map(|id| Self(id.to_owned()))
+            .ok_or_else(path_not_utf8)
+    }
+}
