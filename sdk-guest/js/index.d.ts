@@ -9,7 +9,7 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** A JSON Schema object. */
 export type JsonSchema = { [keyword: string]: unknown };
 
-/** Whether a failed call's effect happened (spec §8.3). */
+/** Whether a failed call's effect happened (protocol.md#coded-errors). */
 export type Applied = "yes" | "no" | "unknown";
 
 /** Options of an AgentEnvError. */
@@ -47,7 +47,7 @@ export class AgentEnvError extends Error {
 /** A mistake in an environment's declaration, thrown when it is made (at build time). */
 export class DefinitionError extends Error {}
 
-/** Who is calling (spec §6). */
+/** Who is calling (protocol.md#callers). */
 export interface Caller {
   /** The caller's role: null for none, "" or "default". */
   readonly role: string | null;
@@ -92,7 +92,7 @@ export interface FilePart {
   metadata?: { [key: string]: Json } | null;
 }
 
-/** A data-plane part (spec §4). */
+/** A data-plane part (protocol.md#parts). */
 export type Part = TextPart | DataPart | FilePart;
 
 /** A text part. */

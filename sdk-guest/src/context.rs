@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::bindings::agentenv::environment::context;
 
-/// Who is calling (spec §6).
+/// Who is calling (protocol.md#callers).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Caller {
     /// The caller's role: trimmed, and `None` for no role, `""` or `"default"`.

@@ -2,7 +2,7 @@
 
 use crate::bindings::agentenv::environment::types;
 
-/// Whether a failed call's effect happened (spec §8.3).
+/// Whether a failed call's effect happened (protocol.md#coded-errors).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Applied {
     /// The effect happened.

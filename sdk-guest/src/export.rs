@@ -121,7 +121,8 @@ pub struct ExtensionSpec {
     pub path: Option<&'static str>,
 }
 
-/// Groups extension methods by URI, in the order each URI first appears (spec §2.3).
+/// Groups extension methods by URI, in the order each URI first appears
+/// (protocol.md#card-extensions).
 pub fn extensions(specs: Vec<ExtensionSpec>) -> Vec<ExtensionInfo> {
     let mut out: Vec<ExtensionInfo> = Vec::new();
     for spec in specs {

@@ -62,7 +62,7 @@ pub fn tool_result<T: Serialize>(value: &T, shape: OutputShape) -> Result<ToolRe
         OutputShape::Object => Some(json),
         // Concatenated, not `format!`ted: the formatting code's tables sit in each episode's own
         // linear memory, and on an episode whose memory is cold they cost more than the rest of
-        // the call's wrapping (BENCHMARKS.md "Many episodes", stop 16).
+        // the call's wrapping (about 0.6 µs a call in process, across 1,000 episodes).
         OutputShape::Wrapped => Some([r#"{"result":"#, &json, "}"].concat()),
     };
     Ok(ToolResult {

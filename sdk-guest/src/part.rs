@@ -1,4 +1,4 @@
-//! Data-plane parts (spec §4), as the guest sees them.
+//! Data-plane parts (protocol.md#parts), as the guest sees them.
 
 use serde_json::{Map, Value};
 

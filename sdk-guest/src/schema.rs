@@ -19,7 +19,7 @@ fn root_schema<T: JsonSchema>() -> Map<String, Value> {
 
 /// The schema of an arguments or request struct: its JSON Schema object without `$schema`,
 /// always with `properties`, titled `title` (the reference SDK titles a tool's arguments
-/// `<function>Arguments`) or untitled (an extension's request, §8.1).
+/// `<function>Arguments`) or untitled (an extension's request, protocol.md#extension-routes).
 pub fn input_schema<T: JsonSchema>(title: Option<&str>) -> Value {
     let mut map = root_schema::<T>();
     match title {
@@ -32,8 +32,8 @@ pub fn input_schema<T: JsonSchema>(title: Option<&str>) -> Value {
 }
 
 /// How a tool's return value of type `T` becomes structured content, and the output schema that
-/// goes with it (spec §5.3): objects as they are, anything else wrapped as `{"result": value}`
-/// under a schema titled `title`, and an untyped JSON value not at all.
+/// goes with it (protocol.md#tool-listing): objects as they are, anything else wrapped as
+/// `{"result": value}` under a schema titled `title`, and an untyped JSON value not at all.
 pub fn output_shape<T: JsonSchema>(title: &str) -> (OutputShape, Option<Value>) {
     let mut map = root_schema::<T>();
     match map.get("type") {

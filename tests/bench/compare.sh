@@ -17,7 +17,7 @@
 # Environment:
 #   AGENTENV_BENCH  the shared Python bench  (default: ../shared/bench/agentenv_bench.py)
 #   BENCH_SECONDS   the measured seconds of each bench (default: 10)
-#   OUT             where the raw outputs and report.md go (default: a new /tmp/envhost-compare.*)
+#   OUT             where the raw outputs and report.md go (default: a new directory under $TMPDIR)
 #   SKIP_BUILD=1    use what is built already
 #   QUIET_WAIT=0    do not wait for other cargo/rustc processes to finish before measuring
 # Everything this script starts is stopped when it exits.
@@ -28,7 +28,7 @@ cd "$ROOT"
 
 BENCH=${AGENTENV_BENCH:-$ROOT/../shared/bench/agentenv_bench.py}
 SECONDS_PER_BENCH=${BENCH_SECONDS:-10}
-OUT=${OUT:-$(mktemp -d /tmp/envhost-compare.XXXXXX)}
+OUT=${OUT:-$(mktemp -d -t envhost-compare.XXXXXX)}
 PY=.venv/bin/python
 ENVHOST=target/release/envhost
 MCP_LOAD=target/release/mcp_load

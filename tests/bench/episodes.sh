@@ -15,7 +15,7 @@
 #                                      paced at 500 and 1,000 calls/s each, then closed loop
 #
 # Environment:
-#   OUT            where the raw outputs and report.md go (default: a new /tmp/envhost-episodes.*)
+#   OUT            where the raw outputs and report.md go (default: a new directory under $TMPDIR)
 #   ROUNDS         runs of the spread bench, each on a fresh server (default: 3)
 #   TURNS          turns of each load per spread run (default: 10)
 #   TURN_SECONDS   the measured seconds of each turn (default: 2)
@@ -27,7 +27,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 
-OUT=${OUT:-$(mktemp -d /tmp/envhost-episodes.XXXXXX)}
+OUT=${OUT:-$(mktemp -d -t envhost-episodes.XXXXXX)}
 ROUNDS=${ROUNDS:-3}
 TURNS=${TURNS:-10}
 TURN_SECONDS=${TURN_SECONDS:-2}

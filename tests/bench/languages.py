@@ -25,7 +25,7 @@ average of 4 core instances each):
 
   size          the component file
   start         with XDG_CACHE_HOME on a fresh empty directory (wasmtime's compiled-artefact cache,
-                `Cache::new(CacheConfig::new())` in host/src/runtime/engine.rs, lives under it):
+                `Cache::new(CacheConfig::new())` in crates/envhost-runtime/src/engine.rs, lives under it):
                 spawn to the first 200 from GET /ready, i.e. compiling; stopped, then started again
                 on that cache: loading the compiled artefact. The host's own `loaded ... took_ms`
                 log line is kept in the JSON.

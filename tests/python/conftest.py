@@ -307,7 +307,7 @@ UNSET = object()
 
 
 def rpc(base: Server | str, method: Any, params: Any = UNSET, id: Any = 1) -> dict:
-    """One JSON-RPC data-plane request; answers the parsed reply (asserting HTTP 200, §3)."""
+    """One JSON-RPC data-plane request; answers the parsed reply (asserting HTTP 200, protocol.md#data-plane)."""
     request: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
     if params is not UNSET:
         request["params"] = params
@@ -349,7 +349,7 @@ def tool_access(base: Server | str, verb: str, body: Any) -> httpx.Response:
 
 def reset_state(base: Server | str) -> None:
     """Empties the data and drops every tool-access rule (a `*`/`*` enable leaves the rules
-    equivalent to none: `*` never shows a hidden tool, §7.3)."""
+    equivalent to none: `*` never shows a hidden tool, protocol.md#visibility)."""
     assert rpc(base, "data/reset", {})["result"] == {}
     response = tool_access(base, "enable", {"role": "*", "tools": "*"})
     assert response.status_code == 200, response.text

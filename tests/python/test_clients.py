@@ -1,6 +1,6 @@
 """The real clients against `envhost serve slack.wasm`: the reference data-plane client
 (`agentenv_protocol.client`), the reference tool client (`agentenv_protocol.ToolSession`), the
-official MCP Python SDK, plus raw HTTP where the wire itself is the contract (§3.1 envelopes, MCP
+official MCP Python SDK, plus raw HTTP where the wire itself is the contract (protocol.md#envelope envelopes, MCP
 session errors, body limits, readiness, roles, tool access)."""
 from __future__ import annotations
 
@@ -415,7 +415,7 @@ def test_any_meta_role_value_overrides_the_header(envhost, meta, sender):
 
 def test_mcp_client_ends_its_session_cleanly(envhost, caplog):
     """The mcp client sends DELETE on close and warns unless the answer is 200 or 204 (or 405);
-    the reference answers 200 (§5.1)."""
+    the reference answers 200 (protocol.md#sessions)."""
     run(_with_mcp(envhost, lambda s: s.send_ping()))
     failures = [r.getMessage() for r in caplog.records if "Session termination failed" in r.getMessage()]
     assert failures == []
@@ -430,7 +430,7 @@ def test_meta_role_selects_the_tools_list_in_tool_access_mode(envhost):
         assert session.tool_names(headers={"AgentEnv-Role": "grader"}) == [PURGE, *VISIBLE]
 
 
-# ==================================================================== tool access (§7)
+# ==================================================================== tool access (protocol.md#tool-access)
 
 TOOL_LETTERS = {"a": CHANNELS, "b": SEND, "c": INBOX, "h": PURGE}
 
@@ -443,7 +443,7 @@ def _visible(letters: str) -> list[str]:
     return [name for name in [PURGE, *VISIBLE] if name in _names(letters)]
 
 
-# §7.5 with a=list_channels, b=send_message, h=admin_purge (hidden) and c=list_inbox, which no
+# protocol.md#worked-example with a=list_channels, b=send_message, h=admin_purge (hidden) and c=list_inbox, which no
 # step names (so it follows the `*` rules). Visible letters per caller role: default, agent, grader.
 WORKED_SEQUENCE = [
     (None, None, None, None, ("abc", "abc", "abc")),
@@ -464,7 +464,7 @@ def _rule_names(letters: str) -> list[str]:
 
 
 def test_tool_access_worked_sequence(envhost):
-    """§7.5, step by step: each answer, then tools/list for a caller of each role."""
+    """protocol.md#worked-example, step by step: each answer, then tools/list for a caller of each role."""
     rpc(envhost, "data/reset", {})
     for step, (verb, role, tools, answer, visible) in enumerate(WORKED_SEQUENCE):
         if verb is not None:
@@ -562,7 +562,7 @@ def test_renamed_tools_are_served_under_their_new_names_only(chat):
     assert messages_of(chat) == [message("general", "hi", "x")]
 
 
-# ==================================================================== raw HTTP: the data-plane envelope (§3.1)
+# ==================================================================== raw HTTP: the data-plane envelope (protocol.md#envelope)
 
 @pytest.mark.parametrize("body, reply", [
     (b"{not json", {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}),
@@ -574,7 +574,7 @@ def test_renamed_tools_are_served_under_their_new_names_only(chat):
      {"jsonrpc": "2.0", "id": "s", "error": {"code": -32600, "message": "invalid request"}}),
     (b'{"jsonrpc": "2.0", "id": 3, "method": "data/nope"}',
      {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "method not found: data/nope"}}),
-    (b'{"jsonrpc": "2.0", "id": 3, "method": ["data/get"]}',  # the SDK crashes here; §15 asks for -32601
+    (b'{"jsonrpc": "2.0", "id": 3, "method": ["data/get"]}',  # the SDK crashes here; envhost answers -32601
      {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": 'method not found: ["data/get"]'}}),
 ], ids=["parse-error", "empty", "array", "bad-version", "no-method", "unknown-method", "list-method"])
 def test_envelope_errors(envhost, body, reply):

@@ -364,7 +364,7 @@ DATA_PLANE_CASES = [
     case("add-bad-metadata", add({"kind": "data", "data": {}, "metadata": 5})),
     case("add-part-as-array", add(["text", "hi", None])),
     case("add-file-as-array", add({"kind": "file", "file": [b64(SEED["data"]), None, None]})),
-    # the envelope (§3.1)
+    # the envelope (protocol.md#envelope)
     case("parse-error", raw_rpc(b"{nope")),
     case("empty-body", raw_rpc(b"")),
     case("array-body", raw_rpc(b"[1]")),
@@ -424,7 +424,7 @@ MCP_CASES = [
     case("standalone-stream", mcp_stream(), mcp_stream(accept="application/json")),
 ]
 
-# §7.5 with a = list_channels, b = send_message, h = admin_purge (hidden); list_inbox follows `*`.
+# protocol.md#worked-example with a = list_channels, b = send_message, h = admin_purge (hidden); list_inbox follows `*`.
 VISIBILITY = (tools(), tools("agent"), tools("grader"))
 
 TOOL_ACCESS_CASES = [
@@ -486,10 +486,10 @@ EXTENSION_CASES = [
 
 HTTP_CASES = [
     case("card-head", http("HEAD", CARD_PATH)),
-    # §0: a wrong verb on an SDK route is 405 text/plain "Method Not Allowed" with Allow.
+    # protocol.md#http-surface: a wrong verb on an SDK route is 405 text/plain "Method Not Allowed" with Allow.
     case("sdk-routes-wrong-verb", http("POST", CARD_PATH), http("GET", "/agentenv"), http("OPTIONS", "/agentenv"),
          http("GET", "/tools/enable"), http("GET", "/tools/disable")),
-    # §0: /mcp/ redirects (307) to /mcp, so a client configured with a trailing slash still works
+    # protocol.md#http-surface: /mcp/ redirects (307) to /mcp, so a client configured with a trailing slash still works
     # (ToolSession follows redirects).
     case("mcp-trailing-slash", http("GET", "/mcp/", headers={"Accept": "text/event-stream"})),
 ]
@@ -635,7 +635,7 @@ def test_found_extension_bad_json_texts(envhost, reference):
 
 def test_found_unknown_mcp_methods(envhost, reference):
     """An unknown MCP method: envhost answers -32601, the reference (mcp quirk) -32602 "Invalid
-    request parameters"; §5.2 allows -32601. tools/call without a name: -32602 from both."""
+    request parameters"; protocol.md#methods allows -32601. tools/call without a name: -32602 from both."""
     codes = {}
     for label, server in (("envhost", envhost), ("reference", reference)):
         with McpSession(server) as session:

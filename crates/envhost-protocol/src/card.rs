@@ -1,4 +1,4 @@
-//! The environment card, `GET /.well-known/agent-env.json` (§2).
+//! The environment card, `GET /.well-known/agent-env.json` (protocol.md#card).
 
 use serde_json::{Value, json};
 
@@ -14,17 +14,17 @@ pub const RPC_PATH: &str = "/agentenv";
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
 
-/// A tool's card entry `{name, description, inputSchema}` (§2.2). The input schema is the one
-/// `tools/list` gives, less its `title`.
+/// A tool's card entry `{name, description, inputSchema}` (protocol.md#card-tools). The input
+/// schema is the one `tools/list` gives, less its `title`.
 fn tool_entry(tool: &super::description::Tool) -> Value {
     let mut schema: Object = tool.input_schema.clone();
     schema.remove("title");
     json!({"name": tool.name, "description": tool.description, "inputSchema": schema})
 }
 
-/// The card of `description` (§2), every field present, unset ones null: extensions in card
-/// order followed by the tool-access pair when tool access is on (§2.3), tools in card order,
-/// and the data-plane operations served.
+/// The card of `description` (protocol.md#card), every field present, unset ones null: extensions
+/// in card order followed by the tool-access pair when tool access is on
+/// (protocol.md#card-extensions), tools in card order, and the data-plane operations served.
 pub fn card(description: &Description) -> Value {
     let mut extensions: Vec<Value> = description
         .extensions

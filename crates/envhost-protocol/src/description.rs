@@ -1,5 +1,6 @@
 //! What an environment says about itself, with names resolved and routes laid out: the source
-//! of its card (§2), its `tools/list` (§5.3) and its extension routes (§8.1).
+//! of its card (protocol.md#card), its `tools/list` (protocol.md#tool-listing) and its extension
+//! routes (protocol.md#extension-routes).
 
 use http::Method;
 use serde_json::{Map, Value, json};
@@ -7,7 +8,7 @@ use serde_json::{Map, Value, json};
 /// JSON object.
 pub type Object = Map<String, Value>;
 
-/// The placeholder a tool name may contain for the card's name (§5.3).
+/// The placeholder a tool name may contain for the card's name (protocol.md#tool-listing).
 pub const ENVIRONMENT_NAME_TOKEN: &str = "{environment_name}";
 
 /// Paths the host serves itself, which no extension route may take.
@@ -49,7 +50,7 @@ pub enum DescriptionError {
     },
 }
 
-/// MCP tool annotations (§5.3); unset hints are left out of `tools/list`.
+/// MCP tool annotations (protocol.md#tool-listing); unset hints are left out of `tools/list`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Annotations {
     /// `title`
@@ -103,11 +104,11 @@ pub struct Tool {
     pub annotations: Option<Annotations>,
     /// The tool's `_meta`, as the guest gave it.
     pub meta: Option<Object>,
-    /// Hidden until a tool-access rule names it (§7.3).
+    /// Hidden until a tool-access rule names it (protocol.md#visibility).
     pub hidden_by_default: bool,
 }
 
-/// The `_meta` key marking a hidden-by-default tool (§5.3).
+/// The `_meta` key marking a hidden-by-default tool (protocol.md#tool-listing).
 pub const HIDDEN_BY_DEFAULT_META_KEY: &str = "agentenv.io/hiddenByDefault";
 
 impl Tool {
@@ -121,7 +122,7 @@ impl Tool {
     }
 }
 
-/// How an extension's methods are routed (§8.1).
+/// How an extension's methods are routed (protocol.md#extension-routes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
     /// One method at `/agentenv/ext/<op>`, with an extension-level `endpoint`.
@@ -161,7 +162,8 @@ pub struct Extension {
 }
 
 impl Extension {
-    /// The card entry `{uri, description, params, required}` (§2.3, §8.1).
+    /// The card entry `{uri, description, params, required}` (protocol.md#card-extensions,
+    /// protocol.md#extension-routes).
     pub fn card_entry(&self) -> Value {
         let params = if self.methods.is_empty() {
             self.params.clone().map(Value::Object)
@@ -195,7 +197,7 @@ impl Extension {
     }
 }
 
-/// A data-plane operation (§3).
+/// A data-plane operation (protocol.md#data-plane).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
     /// `data/reset`
@@ -235,12 +237,13 @@ pub struct Description {
     pub extensions: Vec<Extension>,
     /// The data-plane operations served, in the order reset, add, get.
     pub operations: Vec<Operation>,
-    /// Whether the host enforces tool access (§7).
+    /// Whether the host enforces tool access (protocol.md#tool-access).
     pub tool_access: bool,
 }
 
-/// The route slug of an extension URI (§8.1): `urn:` and `agentenv:` dropped, a trailing
-/// `/v<digits>` dropped, `:` made `/`. `urn:example:slack-stats/v1` → `example/slack-stats`.
+/// The route slug of an extension URI (protocol.md#extension-routes): `urn:` and `agentenv:`
+/// dropped, a trailing `/v<digits>` dropped, `:` made `/`. `urn:example:slack-stats/v1` →
+/// `example/slack-stats`.
 pub fn extension_slug(uri: &str) -> String {
     let rest = uri.strip_prefix("urn:").unwrap_or(uri);
     let rest = rest.strip_prefix("agentenv:").unwrap_or(rest);

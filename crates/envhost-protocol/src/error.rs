@@ -1,8 +1,9 @@
-//! Coded errors (`AgentEnvError`, §5.4 and §8.3) and their wire shapes.
+//! Coded errors (`AgentEnvError`, protocol.md#tool-results and protocol.md#coded-errors) and their
+//! wire shapes.
 
 use serde_json::{Map, Value, json};
 
-/// Whether a failed call's effect happened (§8.3).
+/// Whether a failed call's effect happened (protocol.md#coded-errors).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Applied {
     /// `"yes"`
@@ -42,11 +43,12 @@ pub struct CodedError {
     pub status: u16,
 }
 
-/// `invalid_params`: a request that does not fit (400, §8.3).
+/// `invalid_params`: a request that does not fit (400, protocol.md#coded-errors).
 pub const INVALID_PARAMS: &str = "invalid_params";
-/// `extension_failed`: an extension failed unexpectedly (500, applied unknown, §8.3).
+/// `extension_failed`: an extension failed unexpectedly (500, applied unknown,
+/// protocol.md#coded-errors).
 pub const EXTENSION_FAILED: &str = "extension_failed";
-/// `permission_denied`: a tool disabled for the caller's role (§7.4).
+/// `permission_denied`: a tool disabled for the caller's role (protocol.md#tool-access-over-mcp).
 pub const PERMISSION_DENIED: &str = "permission_denied";
 
 impl CodedError {
@@ -68,7 +70,7 @@ impl CodedError {
     }
 
     /// The error object `{code, message, retryable, applied, hint?}`: an extension answer's
-    /// `error` and a tool result's `structuredContent` (§5.4).
+    /// `error` and a tool result's `structuredContent` (protocol.md#tool-results).
     pub fn to_object(&self) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert("code".into(), Value::String(self.code.clone()));
@@ -84,12 +86,13 @@ impl CodedError {
         out
     }
 
-    /// The extension error body `{"ok": false, "error": {...}}` (§8.3).
+    /// The extension error body `{"ok": false, "error": {...}}` (protocol.md#coded-errors).
     pub fn to_body(&self) -> Value {
         json!({"ok": false, "error": self.to_object()})
     }
 
-    /// The text of the tool result's content block: `"<code>: <message>"` (§5.4).
+    /// The text of the tool result's content block: `"<code>: <message>"`
+    /// (protocol.md#tool-results).
     pub fn to_text(&self) -> String {
         self.to_string()
     }

@@ -1,5 +1,5 @@
-//! Extension requests (§8.2): reading params from a query string or a JSON body, binding them
-//! to the method's request schema, and coercing strings to the declared types.
+//! Extension requests (protocol.md#extension-calls): reading params from a query string or a JSON
+//! body, binding them to the method's request schema, and coercing strings to the declared types.
 
 use serde_json::{Map, Value};
 
@@ -76,9 +76,9 @@ fn coerce(value: Value, schema: &Value) -> Result<Value, CodedError> {
     Ok(value)
 }
 
-/// Binds `params` to a request schema (§8.2): every `required` property present, no property the
-/// schema does not declare (unless it allows additional properties), string values coerced to the
-/// declared boolean, integer or number types.
+/// Binds `params` to a request schema (protocol.md#extension-calls): every `required` property
+/// present, no property the schema does not declare (unless it allows additional properties),
+/// string values coerced to the declared boolean, integer or number types.
 ///
 /// # Errors
 /// `invalid_params`: `missing a required argument: '<name>'`, `got an unexpected keyword argument

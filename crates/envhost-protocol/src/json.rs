@@ -1,4 +1,4 @@
-//! The JSON encoding of the reference SDK's own routes (spec §0.1, encoder 1): Python's
+//! The JSON encoding of the reference SDK's own routes (protocol.md#json-encoding): Python's
 //! `json.dumps` defaults, i.e. `", "` and `": "` separators and every non-ASCII character written
 //! as a `\uXXXX` escape. Clients parse JSON either way; this keeps envhost byte-compatible.
 

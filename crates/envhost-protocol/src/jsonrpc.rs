@@ -1,5 +1,5 @@
-//! The JSON-RPC envelope of the data plane, `POST /agentenv` (§3.1): parsing in the reference's
-//! validation order, and the answers, which are always HTTP 200.
+//! The JSON-RPC envelope of the data plane, `POST /agentenv` (protocol.md#envelope): parsing in the
+//! reference's validation order, and the answers, which are always HTTP 200.
 
 use serde_json::{Map, Value, json};
 
@@ -11,9 +11,9 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 /// `-32601`: the method is not served.
 pub const METHOD_NOT_FOUND: i64 = -32601;
-/// `-32602`: the params do not fit (message `invalid_request`, §3.1 step 5).
+/// `-32602`: the params do not fit (message `invalid_request`, protocol.md#envelope step 5).
 pub const INVALID_PARAMS: i64 = -32602;
-/// `-32000`: the handler failed (`data.code` names the operation, §3.1 step 6).
+/// `-32000`: the handler failed (`data.code` names the operation, protocol.md#envelope step 6).
 pub const HANDLER_FAILED: i64 = -32000;
 
 /// A JSON-RPC error answer.
@@ -30,7 +30,8 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    /// `-32602` with message `invalid_request` and `data.detail` = `detail` (§3.1 step 5).
+    /// `-32602` with message `invalid_request` and `data.detail` = `detail` (protocol.md#envelope
+    /// step 5).
     pub fn invalid_params(id: Value, detail: impl Into<String>) -> Self {
         Self {
             id,
@@ -41,7 +42,7 @@ impl RpcError {
     }
 
     /// `-32000` with the failure's message and `data.code` = `reset_failed`, `add_failed` or
-    /// `get_failed` (§3.1 step 6).
+    /// `get_failed` (protocol.md#envelope step 6).
     pub fn handler_failed(id: Value, operation: Operation, message: impl Into<String>) -> Self {
         let code = match operation {
             Operation::Reset => "reset_failed",
@@ -80,7 +81,7 @@ pub struct Request {
     pub id: Value,
     /// The operation, one the environment serves.
     pub operation: Operation,
-    /// The params; a missing, null or falsy `params` is `{}` (§3.1 step 4).
+    /// The params; a missing, null or falsy `params` is `{}` (protocol.md#envelope step 4).
     pub params: Value,
 }
 
@@ -95,8 +96,8 @@ fn is_falsy(value: &Value) -> bool {
     }
 }
 
-/// Reads a `POST /agentenv` body (§3.1 steps 1–4): JSON, then a JSON-RPC 2.0 object with a
-/// `method`, then a method in `served`.
+/// Reads a `POST /agentenv` body (protocol.md#envelope steps 1–4): JSON, then a JSON-RPC 2.0 object
+/// with a `method`, then a method in `served`.
 ///
 /// # Errors
 /// The [`RpcError`] to answer: -32700, -32600 or -32601, with the messages of the reference.

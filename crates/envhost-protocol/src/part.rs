@@ -1,4 +1,4 @@
-//! Parts (§4): the A2A-shaped content of `data/add` and `data/get`.
+//! Parts (protocol.md#parts): the A2A-shaped content of `data/add` and `data/get`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,8 +36,8 @@ pub enum Part {
 }
 
 impl Part {
-    /// A part from its JSON (§4), as the reference's models read it: only objects, where serde's
-    /// derive would also read a part, or its file, from an array.
+    /// A part from its JSON (protocol.md#parts), as the reference's models read it: only objects,
+    /// where serde's derive would also read a part, or its file, from an array.
     ///
     /// # Errors
     /// What is wrong with `value`, as text.
@@ -72,7 +72,7 @@ pub enum FileContent {
     },
 }
 
-/// A file: FileWithBytes or FileWithUri (§4).
+/// A file: FileWithBytes or FileWithUri (protocol.md#parts).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct File {
     /// The content.

@@ -1,4 +1,5 @@
-//! Caller identity (§6): roles and sessions from the `AgentEnv-Role` header and MCP `_meta`.
+//! Caller identity (protocol.md#callers): roles and sessions from the `AgentEnv-Role` header and
+//! MCP `_meta`.
 
 use serde_json::{Map, Value};
 
@@ -21,14 +22,14 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// The key tool-access rules are looked up by: the role, or `"default"` (§6).
+    /// The key tool-access rules are looked up by: the role, or `"default"` (protocol.md#callers).
     pub fn role_key(&self) -> &str {
         self.role.as_deref().unwrap_or(DEFAULT_ROLE)
     }
 }
 
-/// Normalises a role value (§6): not a string → none; whitespace trimmed; `""` or `"default"` →
-/// none.
+/// Normalises a role value (protocol.md#callers): not a string → none; whitespace trimmed; `""` or
+/// `"default"` → none.
 pub fn normalize_role(value: Option<&Value>) -> Option<String> {
     value.and_then(Value::as_str).and_then(normalize_role_str)
 }
@@ -45,9 +46,10 @@ fn meta_session(meta: Option<&Map<String, Value>>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The caller of an MCP request (§6): a request whose `_meta` has `agentenv.io/role` (any value)
-/// was forwarded by a gateway, and headers are not consulted; otherwise the role comes from the
-/// `AgentEnv-Role` header and the session falls back to the MCP session id.
+/// The caller of an MCP request (protocol.md#callers): a request whose `_meta` has
+/// `agentenv.io/role` (any value) was forwarded by a gateway, and headers are not consulted;
+/// otherwise the role comes from the `AgentEnv-Role` header and the session falls back to the MCP
+/// session id.
 pub fn mcp_caller(
     meta: Option<&Map<String, Value>>,
     role_header: Option<&str>,
@@ -65,7 +67,7 @@ pub fn mcp_caller(
     }
 }
 
-/// The caller of a REST (extension) request: headers only (§6).
+/// The caller of a REST (extension) request: headers only (protocol.md#callers).
 pub fn rest_caller(role_header: Option<&str>, mcp_session: Option<&str>) -> Caller {
     Caller {
         role: role_header.and_then(normalize_role_str),

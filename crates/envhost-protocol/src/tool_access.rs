@@ -1,5 +1,5 @@
-//! Per-role tool access (§7): the rule store, its update rules, the visibility decision, and the
-//! `/tools/disable` and `/tools/enable` bodies.
+//! Per-role tool access (protocol.md#tool-access): the rule store, its update rules, the visibility
+//! decision, and the `/tools/disable` and `/tools/enable` bodies.
 
 use std::collections::BTreeMap;
 
@@ -33,7 +33,7 @@ pub struct Change {
 }
 
 impl Change {
-    /// Reads a request body (§7.1).
+    /// Reads a request body (protocol.md#rule-changes).
     ///
     /// # Errors
     /// `invalid_params` with the reference's messages: `request body must be JSON`,
@@ -81,8 +81,9 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Applies `change` (disabling or enabling) entry by entry (§7.2) and answers the rules now
-    /// stored under its role: `{"role", "disabled": [...], "allowed": [...]}`, each sorted.
+    /// Applies `change` (disabling or enabling) entry by entry (protocol.md#rule-store) and answers
+    /// the rules now stored under its role: `{"role", "disabled": [...], "allowed": [...]}`, each
+    /// sorted.
     pub fn apply(&mut self, change: &Change, disabled: bool) -> Value {
         let names: Vec<&str> = match &change.tools {
             Tools::All => vec![WILDCARD],
@@ -131,9 +132,9 @@ impl Rules {
         }
     }
 
-    /// Whether `tool` is disabled for callers with role key `role` (§7.3): the role's rules, then
-    /// the `*` rules, a rule naming the tool first and a `*` rule only for tools not hidden by
-    /// default; with no rule, hidden tools are disabled and the others not.
+    /// Whether `tool` is disabled for callers with role key `role` (protocol.md#visibility): the
+    /// role's rules, then the `*` rules, a rule naming the tool first and a `*` rule only for tools
+    /// not hidden by default; with no rule, hidden tools are disabled and the others not.
     pub fn is_disabled(&self, role: &str, tool: &str, hidden_by_default: bool) -> bool {
         for key in [role, WILDCARD] {
             let Some(map) = self.rules.get(key) else {
@@ -150,7 +151,7 @@ impl Rules {
     }
 }
 
-/// The card entries of the two tool-access extensions (§7, exact).
+/// The card entries of the two tool-access extensions (protocol.md#tool-access, exact).
 pub fn card_entries() -> [Value; 2] {
     let request = json!({
         "type": "object",
@@ -187,7 +188,7 @@ mod tests {
             .join(",")
     }
 
-    /// The worked sequence of §7.5, step by step.
+    /// The worked sequence of protocol.md#worked-example, step by step.
     #[test]
     fn the_worked_sequence_of_the_spec() {
         let steps: [(bool, Value, Value, [&str; 3]); 9] = [

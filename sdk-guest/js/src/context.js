@@ -1,5 +1,5 @@
 /**
- * `ToolContext`: the call being served (spec §6), read from the host's `context` import.
+ * `ToolContext`: the call being served (protocol.md#callers), read from the host's `context` import.
  * @module
  */
 

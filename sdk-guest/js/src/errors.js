@@ -4,7 +4,7 @@
  * @module
  */
 
-/** The values of `applied` (spec §8.3). */
+/** The values of `applied` (protocol.md#coded-errors). */
 const APPLIED = ["yes", "no", "unknown"];
 
 /**

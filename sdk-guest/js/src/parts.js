@@ -1,5 +1,5 @@
 /**
- * Data-plane parts (spec §4) between their WIT form and plain JavaScript objects:
+ * Data-plane parts (protocol.md#parts) between their WIT form and plain JavaScript objects:
  * `{kind: "text", text, metadata}`, `{kind: "data", data, metadata}` and
  * `{kind: "file", file: {bytes} | {uri}, mimeType, name, metadata}`.
  * @module

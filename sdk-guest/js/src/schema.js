@@ -125,7 +125,7 @@ export const Shape = Object.freeze({
 });
 
 /**
- * The shape and output schema of a tool that returns `returns` (spec §5.3), as the reference SDK
+ * The shape and output schema of a tool that returns `returns` (protocol.md#tool-listing), as the reference SDK
  * derives them: no schema, no structured content; an object schema (or a named one) as it is;
  * anything else wrapped as `{"result": value}` under a schema titled `title`.
  * @param {object|undefined} returns

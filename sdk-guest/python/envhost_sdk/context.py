@@ -1,4 +1,4 @@
-"""`ToolContext`: who is calling, read from the host's `context` import (spec §6)."""
+"""`ToolContext`: who is calling, read from the host's `context` import (protocol.md#callers)."""
 from __future__ import annotations
 
 import json

@@ -33,7 +33,7 @@ _CARD_NAME = "__envhost_card_name__"
 class AgentEnvEnvironment:
     """Base class of an environment. One instance lives for a whole episode; the host calls one
     method at a time. Set `tool_access = True` to have the host enforce per-role tool access
-    (§7) and serve `/tools/disable` and `/tools/enable`."""
+    (protocol.md#tool-access) and serve `/tools/disable` and `/tools/enable`."""
 
     tool_access: bool = False
 
@@ -73,7 +73,7 @@ def tool(name: str | Callable[..., Any] | None = None, *, description: str | Non
     - `description`: default the method's docstring.
     - `annotations`: MCP `ToolAnnotations` keys (`readOnlyHint`, `title`, ...).
     - `meta`: the tool's `_meta` object.
-    - `hidden_by_default`: hidden from every role until a tool-access rule names it (§7.3).
+    - `hidden_by_default`: hidden from every role until a tool-access rule names it (protocol.md#visibility).
     - `structured_output`: None derives an output schema from the return annotation where it can
       (as mcp's FastMCP does), False lists none, True requires one.
 
@@ -96,7 +96,7 @@ def tool(name: str | Callable[..., Any] | None = None, *, description: str | Non
 
 def extension(uri: str, *, op: str | None = None, method: str = "POST", description: str | None = None,
               path: str | None = None) -> Callable[[F], F]:
-    """Marks a method as an extension method of `uri` (§8).
+    """Marks a method as an extension method of `uri` (protocol.md#extensions).
 
     With `op`, each method gets its own route `/agentenv/ext/<slug>/<op>` (handlers sharing a URI
     merge into one card entry); without, the extension has this one method, named after the

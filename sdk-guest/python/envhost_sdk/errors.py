@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Literal
 
 Applied = Literal["yes", "no", "unknown"]
-"""Whether a failed call's effect happened (spec §8.3)."""
+"""Whether a failed call's effect happened (protocol.md#coded-errors)."""
 
 
 class AgentEnvError(Exception):

@@ -1,4 +1,4 @@
-"""Data-plane parts (spec §4), as `@add_data` receives them and `@get_data` returns them.
+"""Data-plane parts (protocol.md#parts), as `@add_data` receives them and `@get_data` returns them.
 
 Unlike the reference SDK, a file part's content always arrives as raw bytes: the host has already
 decoded inline base64 and fetched `file://`, `http://` and `https://` URIs (within its limits and

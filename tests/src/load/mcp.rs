@@ -18,11 +18,11 @@ use super::rpc::rpc_answer;
 const PROTOCOL_VERSION: &str = "2025-11-25";
 /// How long closing a session may take before it is left to expire.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
-/// The caller-role header (§6).
+/// The caller-role header (protocol.md#callers).
 const ROLE_HEADER: &str = "agentenv-role";
-/// The MCP session header (§5.1).
+/// The MCP session header (protocol.md#sessions).
 const SESSION_HEADER: &str = "mcp-session-id";
-/// The MCP protocol-version header (§5.1).
+/// The MCP protocol-version header (protocol.md#sessions).
 const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 
 /// What the bench reads of an `initialize` result.
@@ -44,7 +44,7 @@ struct ToolResult {
     structured: Option<Box<RawValue>>,
 }
 
-/// The `code` of a coded error's structured content (§5.4).
+/// The `code` of a coded error's structured content (protocol.md#tool-results).
 #[derive(Deserialize)]
 struct ErrorCode {
     /// The code, e.g. `deadline_exceeded`.

@@ -51,7 +51,7 @@ impl<R> Reply<R> {
 
 /// The answer to JSON-RPC request `id` of `method` in an HTTP answer: the body itself when it is
 /// `application/json`, or the first SSE `message` event answering `id` when it is
-/// `text/event-stream` (§11.2).
+/// `text/event-stream` (as the reference's `ToolSession` client reads it).
 pub fn rpc_answer<R: DeserializeOwned>(
     response: &Response<Bytes>,
     id: u64,

@@ -22,7 +22,7 @@ use super::catalog::{Catalog, Route, ServedTool};
 use super::metrics::{CallKind, Metrics};
 use crate::transfers::Resolver;
 
-/// Why a data-plane operation failed (§3.1).
+/// Why a data-plane operation failed (protocol.md#envelope).
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
     /// The params do not fit: JSON-RPC -32602 with this detail.
@@ -218,7 +218,7 @@ impl Episode {
         outcome
     }
 
-    /// `data/reset` (§3.2).
+    /// `data/reset` (protocol.md#reset).
     ///
     /// # Errors
     /// [`DataError`] as the environment failed.
@@ -226,8 +226,8 @@ impl Episode {
         Ok(self.record(CallKind::Reset, self.runner.reset()).await?)
     }
 
-    /// `data/add` (§3.3): every file part fetched (inline bytes, `file://` under the data roots,
-    /// `http(s)://`), then all the parts handed to the environment.
+    /// `data/add` (protocol.md#add-data): every file part fetched (inline bytes, `file://` under
+    /// the data roots, `http(s)://`), then all the parts handed to the environment.
     ///
     /// # Errors
     /// [`DataError::Params`] for no parts; [`DataError::Failed`] when a file cannot be fetched
@@ -248,7 +248,7 @@ impl Episode {
             .await?)
     }
 
-    /// `data/get` (§3.4).
+    /// `data/get` (protocol.md#get-data).
     ///
     /// # Errors
     /// [`DataError`] as the environment failed.
@@ -256,8 +256,8 @@ impl Episode {
         Ok(self.record(CallKind::Get, self.runner.get_data()).await?)
     }
 
-    /// Whether `tool` is hidden from and refused to `caller` (§7.3); always false when the
-    /// environment does not enforce tool access.
+    /// Whether `tool` is hidden from and refused to `caller` (protocol.md#visibility); always false
+    /// when the environment does not enforce tool access.
     pub fn is_disabled(&self, caller: &Caller, tool: &ServedTool) -> bool {
         self.catalog.description.tool_access
             && self
@@ -271,7 +271,8 @@ impl Episode {
                 )
     }
 
-    /// The tools `caller` may use, in card order (§5.3, §7.4).
+    /// The tools `caller` may use, in card order (protocol.md#tool-listing,
+    /// protocol.md#tool-access-over-mcp).
     pub fn tools(&self, caller: &Caller) -> Vec<&ServedTool> {
         self.catalog
             .tools
@@ -315,8 +316,8 @@ impl Episode {
         }
     }
 
-    /// Calls extension method `route` with `params` for `caller` (§8.2): the params are bound
-    /// to the method's request schema and coerced first.
+    /// Calls extension method `route` with `params` for `caller` (protocol.md#extension-calls): the
+    /// params are bound to the method's request schema and coerced first.
     ///
     /// # Errors
     /// The coded error to answer: `invalid_params` (400) for params that do not fit, the
@@ -340,7 +341,8 @@ impl Episode {
         }
     }
 
-    /// Applies a tool-access change (§7.2); answers the rules now stored under its role.
+    /// Applies a tool-access change (protocol.md#rule-store); answers the rules now stored under
+    /// its role.
     pub fn change_tool_access(&self, change: &Change, disabled: bool) -> Value {
         self.rules
             .lock()

@@ -13,7 +13,7 @@ use super::config::HostConfig;
 use super::episode::Episode;
 use super::metrics::Metrics;
 use super::registry::Registry;
-use super::snapshots;
+use super::snapshot_store::{Images, Snapshots};
 use crate::ids;
 use crate::transfers::Resolver;
 
@@ -94,8 +94,8 @@ pub struct Host {
     pub(super) resolver: Resolver,
     pub(super) metrics: Arc<Metrics>,
     pub(super) threads: GuestThreads,
-    pub(super) snapshots: snapshots::Snapshots,
-    pub(super) images: snapshots::Images,
+    pub(super) snapshots: Snapshots,
+    pub(super) images: Images,
     pub(super) epoch: Instant,
 }
 
@@ -169,8 +169,8 @@ impl Host {
             resolver,
             metrics: Arc::new(Metrics::new(capacity)),
             threads,
-            snapshots: snapshots::Snapshots::default(),
-            images: snapshots::Images::new(config.snapshot_images),
+            snapshots: Snapshots::default(),
+            images: Images::new(config.snapshot_images),
             epoch: Instant::now(),
         })
     }

@@ -15,6 +15,7 @@ mod episode;
 mod host;
 mod metrics;
 mod registry;
+mod snapshot_store;
 mod snapshots;
 
 pub use catalog::{Catalog, CatalogError, Route, ServedTool};
@@ -22,4 +23,5 @@ pub use config::{DEFAULT_SNAPSHOT_IMAGES, EnvironmentConfig, HostConfig};
 pub use episode::{DataError, Episode};
 pub use host::{CreateError, Host, HostError};
 pub use metrics::{CallKind, Metrics};
-pub use snapshots::{MAX_SNAPSHOTS, SnapshotError};
+pub use snapshot_store::MAX_SNAPSHOTS;
+pub use snapshots::SnapshotError;

@@ -5,14 +5,9 @@
 //! whatever the journal's length; the images of the least recently restored snapshots are
 //! dropped past [`super::HostConfig::snapshot_images`].
 
-use std::collections::HashMap;
-use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-use lru::LruCache;
-use tokio::sync::OnceCell;
 
 use envhost_runtime::{
     CallError, Environment, GuestThreads, Image, ImageError, Runner, Snapshot, SnapshotFileError,
@@ -22,9 +17,7 @@ use super::catalog::Catalog;
 use super::episode::Episode;
 use super::host::{CreateError, Host};
 use super::metrics::{ImageOutcome, Metrics, RestoreSource};
-
-/// The most snapshots a host keeps at once.
-pub const MAX_SNAPSHOTS: usize = 10_000;
+use super::snapshot_store::{ImageSlot, MAX_SNAPSHOTS};
 
 /// Why a snapshot could not be taken, stored or restored.
 #[derive(Debug, thiserror::Error)]
@@ -60,89 +53,6 @@ pub enum SnapshotError {
     /// The snapshot's pre-initialised image could not be made.
     #[error(transparent)]
     Image(#[from] ImageError),
-}
-
-/// The snapshots a host keeps, by id.
-#[derive(Default)]
-pub(super) struct Snapshots {
-    stored: Mutex<HashMap<String, Arc<Snapshot>>>,
-}
-
-impl Snapshots {
-    fn insert(&self, snapshot: Snapshot) -> Result<String, SnapshotError> {
-        let mut stored = self.stored.lock().unwrap_or_else(PoisonError::into_inner);
-        if stored.len() >= MAX_SNAPSHOTS {
-            return Err(SnapshotError::Full);
-        }
-        let id = uuid::Uuid::new_v4().simple().to_string();
-        stored.insert(id.clone(), Arc::new(snapshot));
-        Ok(id)
-    }
-
-    fn get(&self, id: &str) -> Option<Arc<Snapshot>> {
-        self.stored
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()
-    }
-
-    fn remove(&self, id: &str) -> bool {
-        self.stored
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id)
-            .is_some()
-    }
-
-    fn ids(&self) -> Vec<String> {
-        self.stored
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect()
-    }
-}
-
-/// A snapshot's image: made once (by a background task the first restore starts, or by
-/// [`Host::prepare_image`]); `None` when the component cannot be pre-initialised.
-#[derive(Default)]
-struct ImageSlot {
-    image: OnceCell<Option<Arc<Image>>>,
-    /// Whether a background task is making the image, or has.
-    started: AtomicBool,
-}
-
-/// The images of restored snapshots, by snapshot id; the least recently restored is dropped
-/// first.
-pub(super) struct Images {
-    slots: Option<Mutex<LruCache<String, Arc<ImageSlot>>>>,
-}
-
-impl Images {
-    /// Room for `capacity` images; none keeps no image (every restore replays).
-    pub(super) fn new(capacity: usize) -> Self {
-        Self {
-            slots: NonZeroUsize::new(capacity).map(|c| Mutex::new(LruCache::new(c))),
-        }
-    }
-
-    /// Snapshot `id`'s slot, made if need be; `None` when images are off.
-    fn slot(&self, id: &str) -> Option<Arc<ImageSlot>> {
-        let mut slots = self
-            .slots
-            .as_ref()?
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        Some(slots.get_or_insert(id.to_owned(), Default::default).clone())
-    }
-
-    fn remove(&self, id: &str) {
-        if let Some(slots) = &self.slots {
-            slots.lock().unwrap_or_else(PoisonError::into_inner).pop(id);
-        }
-    }
 }
 
 /// What making an image needs, owned, for a background task.
@@ -209,7 +119,7 @@ impl Host {
     /// [`SnapshotError::Episode`] when the episode's queue is full; [`SnapshotError::Full`].
     pub async fn snapshot(&self, episode: &Episode) -> Result<String, SnapshotError> {
         let snapshot = self.take_snapshot(episode).await?;
-        self.snapshots.insert(snapshot)
+        self.snapshots.insert(snapshot).ok_or(SnapshotError::Full)
     }
 
     async fn take_snapshot(&self, episode: &Episode) -> Result<Snapshot, SnapshotError> {
@@ -249,7 +159,7 @@ impl Host {
     pub fn import_snapshot(&self, file: &[u8]) -> Result<String, SnapshotError> {
         let snapshot = Snapshot::from_file(file)?;
         self.catalog_for(&snapshot)?;
-        self.snapshots.insert(snapshot)
+        self.snapshots.insert(snapshot).ok_or(SnapshotError::Full)
     }
 
     /// A new episode from snapshot `id`, with the snapshot's seed and tool-access rules, at
@@ -354,7 +264,10 @@ impl Host {
     pub async fn fork(&self, episode: &Episode) -> Result<(String, Arc<Episode>), SnapshotError> {
         let snapshot = Arc::new(self.take_snapshot(episode).await?);
         let fork = self.restore_snapshot(&snapshot).await?;
-        let id = self.snapshots.insert(Arc::unwrap_or_clone(snapshot))?;
+        let id = self
+            .snapshots
+            .insert(Arc::unwrap_or_clone(snapshot))
+            .ok_or(SnapshotError::Full)?;
         Ok((id, fork))
     }
 

@@ -1,5 +1,5 @@
-//! `POST /agentenv`: the JSON-RPC data plane (§3). Every answer is HTTP 200, except a call
-//! refused because the episode's queue is full (429 with `Retry-After`).
+//! `POST /agentenv`: the JSON-RPC data plane (protocol.md#data-plane). Every answer is HTTP 200,
+//! except a call refused because the episode's queue is full (429 with `Retry-After`).
 
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -16,7 +16,7 @@ use envhost_protocol::part::Part;
 /// Seconds a caller refused as busy is asked to wait.
 pub const RETRY_AFTER_SECONDS: &str = "1";
 
-/// Handles one data-plane request (§3.1).
+/// Handles one data-plane request (protocol.md#envelope).
 pub async fn rpc(Current(episode): Current, body: Bytes) -> Response {
     let served = &episode.catalog().description.operations;
     let request = match jsonrpc::parse_request(&body, served) {
@@ -62,7 +62,8 @@ async fn dispatch(
     }
 }
 
-/// The parts of `data/add` params (§3.3): an object with a non-empty `parts` list of valid parts.
+/// The parts of `data/add` params (protocol.md#add-data): an object with a non-empty `parts` list
+/// of valid parts.
 fn add_params(params: Value) -> Result<Vec<Part>, DataError> {
     let Value::Object(mut params) = params else {
         return Err(DataError::Params(

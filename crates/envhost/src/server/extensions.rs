@@ -1,4 +1,5 @@
-//! Extension routes (§8): every path an extension method declares, dispatched by path and verb.
+//! Extension routes (protocol.md#extensions): every path an extension method declares, dispatched
+//! by path and verb.
 
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;

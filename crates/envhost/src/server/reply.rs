@@ -7,7 +7,7 @@ use serde::Serialize;
 use envhost_protocol::error::CodedError;
 use envhost_protocol::json::to_python_json;
 
-/// A JSON response encoded as the reference SDK's own routes encode it (§0.1).
+/// A JSON response encoded as the reference SDK's own routes encode it (protocol.md#json-encoding).
 pub fn json(status: StatusCode, value: &impl Serialize) -> Response {
     (
         status,
@@ -20,7 +20,8 @@ pub fn json(status: StatusCode, value: &impl Serialize) -> Response {
         .into_response()
 }
 
-/// A coded error's answer: its status and `{"ok": false, "error": {...}}` (§8.3).
+/// A coded error's answer: its status and `{"ok": false, "error": {...}}`
+/// (protocol.md#coded-errors).
 pub fn coded(error: &CodedError) -> Response {
     let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
     json(status, &error.to_body())

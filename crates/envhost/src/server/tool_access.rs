@@ -1,5 +1,5 @@
-//! `POST /tools/disable` and `POST /tools/enable` (§7.1), served when the environment enforces
-//! tool access (404 otherwise).
+//! `POST /tools/disable` and `POST /tools/enable` (protocol.md#rule-changes), served when the
+//! environment enforces tool access (404 otherwise).
 
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;

@@ -1,5 +1,5 @@
-//! Resolving file parts for `data/add` (§4): the host fetches every file before the guest sees
-//! it, so a guest only ever gets bytes and never needs a filesystem or a network.
+//! Resolving file parts for `data/add` (protocol.md#file-parts): the host fetches every file before
+//! the guest sees it, so a guest only ever gets bytes and never needs a filesystem or a network.
 //!
 //! - inline `bytes`: base64-decoded;
 //! - `file://`: read through cap-std, only under the allowed data roots (a path that leaves them,

@@ -1,5 +1,5 @@
-//! MCP sessions (protocol.md#sessions): ids issued at `initialize`, forgotten on `DELETE`, after 30 minutes idle,
-//! or never issued past 10,000 open ones — the reference's (mcp 1.30) defaults.
+//! MCP sessions (protocol.md#sessions): ids issued at `initialize`, forgotten on `DELETE`, after 30
+//! minutes idle, or never issued past 10,000 open ones — the reference's (mcp 1.30) defaults.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

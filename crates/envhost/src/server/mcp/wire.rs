@@ -1,5 +1,5 @@
-//! The HTTP framing of MCP streamable HTTP (§5.1): headers, the JSON-RPC envelope of a POST,
-//! SSE answers and HTTP-level errors, byte-compatible with the reference (mcp 1.30).
+//! The HTTP framing of MCP streamable HTTP (protocol.md#sessions): headers, the JSON-RPC envelope
+//! of a POST, SSE answers and HTTP-level errors, byte-compatible with the reference (mcp 1.30).
 
 use std::borrow::Cow;
 
