@@ -1,7 +1,10 @@
-# The two set-up commands of the README, and their parts.
-#   make serve       serve the bundled slack example on 127.0.0.1:18765
+# The two set-up commands of the README, and their parts. Each installs what it needs where it
+# is missing (tools/setup.sh: Debian packages through apt-get, Rust's pieces through rustup).
+#   make serve       build the host and the Rust guests, and serve the slack example on
+#                    127.0.0.1:18765 (MCP_PORT=... for another port)
 #   make test        build everything and run every test (Rust, Python, JavaScript, C)
 #   make lint        rustfmt and clippy, as CI runs them
+#   make setup-serve, make setup-test, make setup-lint: only the installing
 #   make guests      every example component: Rust (guests/), Python, JavaScript and C
 #   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm
 #   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm
@@ -24,12 +27,24 @@ BUILD_C := target/release/envhost-build-c
 C_BUILD := guests/target/counter-c
 C_FLAGS := --target=wasm32-wasi -mexec-model=reactor -O2 -std=c17 -Wall -Wextra -Werror -Wl,--strip-debug
 
-.PHONY: serve test lint guests guests-rust guests-py guests-js guests-c test-js host venv
+# rustup installs cargo here when tools/setup.sh had to install rustup itself.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: serve test lint guests guests-rust guests-py guests-js guests-c test-js host host-all venv \
+	setup-serve setup-test setup-lint
+
+setup-serve:
+	tools/setup.sh serve
+
+setup-test:
+	tools/setup.sh test
+
+setup-lint:
+	tools/setup.sh lint
 
 guests: guests-rust guests-py guests-js guests-c
 
 guests-rust:
-	rustup target add wasm32-wasip2
 	cargo build --release --target wasm32-wasip2 --manifest-path guests/Cargo.toml
 
 guests-py: $(COMPONENTS)/slack-py.wasm
@@ -65,10 +80,16 @@ guests-c:
 test-js:
 	cd sdk-guest/js && npm test
 
+# The envhost binary alone; host-all every crate of the workspace (the tests' binaries, the C
+# guests' build tool).
 host:
+	cargo build --release -p envhost --bin envhost
+
+host-all:
 	cargo build --release --workspace
 
-serve: guests host
+serve: setup-serve
+	$(MAKE) guests-rust host
 	MCP_HOST=127.0.0.1 $(ENVHOST) serve $(COMPONENTS)/slack.wasm
 
 venv: $(VENV)/.installed
@@ -79,12 +100,13 @@ $(VENV)/.installed: tests/python/requirements.txt
 	$(VENV)/bin/pip install --quiet -r tests/python/requirements.txt
 	touch $@
 
-test: guests host venv
+test: setup-test
+	$(MAKE) guests host-all venv
 	cargo test --release --workspace
 	$(MAKE) test-js
 	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
 
-lint:
+lint: setup-lint
 	cargo fmt --all --check
 	cargo fmt --manifest-path guests/Cargo.toml --all --check
 	cargo clippy --release --workspace --all-targets -- -D warnings

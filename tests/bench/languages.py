@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Measures every example guest under one envhost binary, in one run, and prints a Markdown table:
-what each language costs as a component (README "Languages compared", docs/languages-measured.md).
+what each language costs as a component (docs/languages-measured.md).
 
     make guests                                                  # the five components
     cargo build --release -p envhost --bin envhost -p envhost-tests --bin mcp_load
