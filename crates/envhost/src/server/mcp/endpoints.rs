@@ -2,7 +2,7 @@
 //! starts, and each episode's [`Sessions`], made at its first `initialize` and forgotten with the
 //! episode.
 
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use super::listing::Listing;
@@ -20,7 +20,7 @@ pub struct Endpoints {
     listings: Vec<(Arc<Catalog>, Listing)>,
     /// By episode key.
     sessions: RwLock<IdMap<Arc<Sessions>>>,
-    last_sweep: std::sync::Mutex<Instant>,
+    last_sweep: Mutex<Instant>,
 }
 
 impl Endpoints {
@@ -37,7 +37,7 @@ impl Endpoints {
         Ok(Self {
             listings,
             sessions: RwLock::default(),
-            last_sweep: std::sync::Mutex::new(Instant::now()),
+            last_sweep: Mutex::new(Instant::now()),
         })
     }
 
