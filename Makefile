@@ -27,8 +27,9 @@ BUILD_C := target/release/envhost-build-c
 C_BUILD := guests/target/counter-c
 C_FLAGS := --target=wasm32-wasi -mexec-model=reactor -O2 -std=c17 -Wall -Wextra -Werror -Wl,--strip-debug
 
-# rustup installs cargo here when tools/setup.sh had to install rustup itself.
-export PATH := $(HOME)/.cargo/bin:$(PATH)
+# rustup installs cargo here when tools/setup.sh had to install rustup itself; tools/setup.sh
+# puts npm's node in target/node when the system's is too old for the JavaScript guest.
+export PATH := $(CURDIR)/target/node/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: serve test lint guests guests-rust guests-py guests-js guests-c test-js host host-all venv \
 	setup-serve setup-test setup-lint

@@ -2,17 +2,19 @@
 # Installs what a make target needs, where it is missing, so that `make serve` and `make test`
 # work on a fresh Debian or Ubuntu machine that has git, make and rustup:
 #
-#   tools/setup.sh serve   a C compiler and linker (Rust links with it; mimalloc is C), Rust's
-#                          wasm32-wasip2 target
+#   tools/setup.sh serve   a C compiler and linker (Rust links with it; mimalloc is C), and the
+#                          Rust toolchain of rust-toolchain.toml with its wasm32-wasip2 target
 #   tools/setup.sh test    what `serve` needs, and python3 with venv (the Python suites, and
-#                          componentize-py for the Python guest), node and npm (the JavaScript
-#                          guest), Debian's clang 19, lld 19, wasm32 builtins and wasi-libc (the C
-#                          guest)
-#   tools/setup.sh lint    rustfmt and clippy
+#                          componentize-py for the Python guest), node 20.19 or newer and npm
+#                          (the JavaScript guest; npm's node 22 in target/node when the system's
+#                          is older), Debian's clang 19, lld 19, wasm32 builtins and wasi-libc (the
+#                          C guest)
+#   tools/setup.sh lint    what `serve` needs (the toolchain brings rustfmt and clippy)
 #
 # Debian packages come from apt-get, through sudo unless run as root; Rust's pieces from rustup,
 # which is installed (its minimal profile) when missing. Nothing is installed twice.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -44,13 +46,13 @@ rust() {
         curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
         export PATH="$HOME/.cargo/bin:$PATH"
     fi
-    rustup show active-toolchain >/dev/null 2>&1 || rustup default stable
+    # The toolchain of rust-toolchain.toml, with its components and targets.
+    rustup toolchain install
 }
 
 serve() {
     command -v cc >/dev/null || apt_install build-essential
     rust
-    rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
 }
 
 test_deps() {
@@ -62,19 +64,19 @@ test_deps() {
     python3 -m venv "$probe/v" >/dev/null 2>&1 || apt_install python3-venv
     rm -rf "$probe"
     command -v npm >/dev/null || apt_install nodejs npm
-    local node_major
-    node_major=$(node -p 'process.versions.node.split(".")[0]')
-    [ "$node_major" -ge 18 ] || { log "node $node_major is too old: the JavaScript guest needs 18 or newer"; exit 1; }
+    # componentize-qjs loads as an ES module, which node reads by itself from 20.19 on (Debian 12
+    # ships 18): an older node gets npm's `node` package, 22, in target/node (the Makefile puts
+    # it first on PATH).
+    if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+                  process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+        log "node $(node --version) is older than 20.19: installing npm's node 22 into target/node"
+        npm install --prefix target/node --no-audit --no-fund --loglevel=error node@22
+    fi
     local c_packages=(clang-19 lld-19 libclang-rt-19-dev-wasm32 wasi-libc)
     have_packages "${c_packages[@]}" || apt_install "${c_packages[@]}"
 }
 
 lint() {
-    rust
-    local installed
-    installed=$(rustup component list --installed)
-    grep -q '^rustfmt' <<<"$installed" || rustup component add rustfmt
-    grep -q '^clippy' <<<"$installed" || rustup component add clippy
     serve
 }
 
