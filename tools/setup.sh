@@ -43,7 +43,8 @@ rust() {
     if ! command -v rustup >/dev/null; then
         command -v curl >/dev/null || apt_install curl ca-certificates
         log "installing rustup"
-        curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+        curl --proto '=https' --tlsv1.2 -sSf https://static.rust-lang.org/rustup/rustup-init.sh |
+            sh -s -- -y --profile minimal
         export PATH="$HOME/.cargo/bin:$PATH"
     fi
     # The toolchain of rust-toolchain.toml, with its components and targets.
