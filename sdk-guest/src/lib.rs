@@ -33,6 +33,7 @@
 mod context;
 mod error;
 mod export;
+mod list;
 pub mod log;
 mod output;
 mod part;
@@ -56,7 +57,7 @@ pub use context::{Arguments, Caller, ToolContext};
 pub use envhost_sdk_macros::environment;
 pub use error::{Applied, EnvError};
 pub use export::Environment;
-pub use part::{DataPart, FilePart, FileSource, Part, TextPart};
+pub use part::{DataPart, FilePart, FileSource, JsonObject, Part, TextPart};
 
 pub use bindings::exports::agentenv::environment::env::{
     ContentBlock, EnvInfo, ExtensionInfo, ExtensionLayout, ExtensionMethod, ImageContent,

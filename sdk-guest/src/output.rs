@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::EnvError;
+use crate::list;
 use crate::{ContentBlock, ToolResult};
 
 /// How a tool's return value becomes structured content.
@@ -32,22 +33,37 @@ fn block(value: &Value) -> ContentBlock {
     }
 }
 
-/// The content blocks of a return value, `value`, whose compact JSON is `json`: none for null,
-/// one text block for a string, one block per element for a list, and otherwise one block of
-/// 2-space-indented JSON. Only a list goes through a [`Value`]; the rest is printed from the
-/// value itself.
-fn content<T: Serialize>(value: &T, json: &str) -> Result<Vec<ContentBlock>, EnvError> {
+/// The content blocks of a return value, `value`, and its compact JSON: none for null, one
+/// text block for a string, one block per element for a list, and otherwise one block of
+/// 2-space-indented JSON. Each is printed from the value itself, never through a [`Value`].
+fn content<T: Serialize + ?Sized>(value: &T) -> Result<(Vec<ContentBlock>, String), EnvError> {
+    if let Ok(elements) = list::elements(value) {
+        let mut json =
+            String::with_capacity(elements.iter().map(|e| e.json.len() + 1).sum::<usize>() + 2);
+        json.push('[');
+        let mut blocks = Vec::with_capacity(elements.len());
+        for (i, element) in elements.into_iter().enumerate() {
+            if i > 0 {
+                json.push(',');
+            }
+            json.push_str(&element.json);
+            blocks.push(ContentBlock::Text(element.block));
+        }
+        json.push(']');
+        return Ok((blocks, json));
+    }
+    let json = serde_json::to_string(value).map_err(|e| invalid_result(&e))?;
     let block = match json.as_bytes().first() {
-        Some(b'n') => return Ok(Vec::new()),
-        Some(b'"') => serde_json::from_str(json).map_err(|e| invalid_result(&e))?,
+        Some(b'n') => return Ok((Vec::new(), json)),
+        Some(b'"') => serde_json::from_str(&json).map_err(|e| invalid_result(&e))?,
         Some(b'[') => {
-            let items: Vec<Value> = serde_json::from_str(json).map_err(|e| invalid_result(&e))?;
-            return Ok(items.iter().map(block).collect());
+            let items: Vec<Value> = serde_json::from_str(&json).map_err(|e| invalid_result(&e))?;
+            return Ok((items.iter().map(block).collect(), json));
         }
         Some(b'{') => serde_json::to_string_pretty(value).map_err(|e| invalid_result(&e))?,
-        _ => json.to_owned(),
+        _ => json.clone(),
     };
-    Ok(vec![ContentBlock::Text(block)])
+    Ok((vec![ContentBlock::Text(block)], json))
 }
 
 /// The tool result of a successful call that returned `value`.
@@ -55,8 +71,7 @@ fn content<T: Serialize>(value: &T, json: &str) -> Result<Vec<ContentBlock>, Env
 /// # Errors
 /// `invalid_result` when `value` does not serialize to JSON.
 pub fn tool_result<T: Serialize>(value: &T, shape: OutputShape) -> Result<ToolResult, EnvError> {
-    let json = serde_json::to_string(value).map_err(|e| invalid_result(&e))?;
-    let content = content(value, &json)?;
+    let (content, json) = content(value)?;
     let structured_content = match shape {
         OutputShape::Unstructured => None,
         OutputShape::Object => Some(json),

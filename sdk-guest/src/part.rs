@@ -1,5 +1,7 @@
 //! Data-plane parts (protocol.md#parts), as the guest sees them.
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::bindings::agentenv::environment::types as wit;
@@ -25,11 +27,58 @@ pub struct TextPart {
     pub metadata: Option<Map<String, Value>>,
 }
 
+/// A JSON object as its JSON text, as it crosses the component boundary: read it into your own
+/// types with [`JsonObject::read`] (one pass, no tree), or into a tree with
+/// [`JsonObject::to_map`]. The host checked that it is one JSON object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonObject(String);
+
+impl JsonObject {
+    /// The object serialized from `value`.
+    ///
+    /// # Errors
+    /// `invalid_part` when `value` does not serialize to a JSON object.
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<Self, EnvError> {
+        match serde_json::to_string(value) {
+            Ok(text) if text.starts_with('{') => Ok(Self(text)),
+            Ok(_) => Err(EnvError::new(
+                "invalid_part",
+                "a data part holds a JSON object",
+            )),
+            Err(e) => Err(EnvError::new("invalid_part", format!("not JSON: {e}"))),
+        }
+    }
+
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The object read into `T` with serde, in one pass over the text.
+    ///
+    /// # Errors
+    /// serde_json's, when the object does not fit `T`.
+    pub fn read<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        serde_json::from_str(&self.0)
+    }
+
+    /// The object as a tree (empty if the text is not an object, which the host never sends).
+    pub fn to_map(&self) -> Map<String, Value> {
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+}
+
+impl From<Map<String, Value>> for JsonObject {
+    fn from(object: Map<String, Value>) -> Self {
+        Self(Value::Object(object).to_string())
+    }
+}
+
 /// A `data` part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DataPart {
     /// The data object.
-    pub data: Map<String, Value>,
+    pub data: JsonObject,
     /// The part's metadata.
     pub metadata: Option<Map<String, Value>>,
 }
@@ -64,7 +113,7 @@ impl Part {
     pub fn data(data: Value) -> Result<Self, EnvError> {
         match data {
             Value::Object(data) => Ok(Self::Data(DataPart {
-                data,
+                data: data.into(),
                 metadata: None,
             })),
             _ => Err(EnvError::new(
@@ -72,6 +121,18 @@ impl Part {
                 "a data part holds a JSON object",
             )),
         }
+    }
+
+    /// A data part holding `value` serialized, with no tree in between (e.g. a struct of the
+    /// environment's state for `data/get`).
+    ///
+    /// # Errors
+    /// `invalid_part` when `value` does not serialize to a JSON object.
+    pub fn data_of<T: Serialize + ?Sized>(value: &T) -> Result<Self, EnvError> {
+        Ok(Self::Data(DataPart {
+            data: JsonObject::of(value)?,
+            metadata: None,
+        }))
     }
 
     /// A text part.
@@ -109,7 +170,7 @@ impl From<wit::Part> for Part {
                 metadata: metadata_from_wit(t.metadata),
             }),
             wit::Part::Data(d) => Self::Data(DataPart {
-                data: serde_json::from_str(&d.data).unwrap_or_default(),
+                data: JsonObject(d.data),
                 metadata: metadata_from_wit(d.metadata),
             }),
             wit::Part::File(f) => Self::File(FilePart {
@@ -133,7 +194,7 @@ impl From<Part> for wit::Part {
                 metadata: metadata_to_wit(t.metadata),
             }),
             Part::Data(d) => wit::Part::Data(wit::DataPart {
-                data: Value::Object(d.data).to_string(),
+                data: d.data.0,
                 metadata: metadata_to_wit(d.metadata),
             }),
             Part::File(f) => wit::Part::File(wit::FilePart {

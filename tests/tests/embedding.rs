@@ -7,7 +7,7 @@ use std::time::Duration;
 use envhost::protocol::part::Part;
 use envhost::protocol::role::Caller;
 use envhost::runtime::Limits;
-use envhost::{CreateError, DataError, EnvironmentConfig, Host, HostConfig};
+use envhost::{CreateError, DataError, EnvironmentConfig, Host, HostConfig, SeedError};
 use envhost_tests::guest;
 use serde_json::{Map, Value, json};
 
@@ -61,10 +61,7 @@ async fn episodes_are_isolated_and_answer_as_over_http() {
             alice(),
         )
         .await;
-    assert_eq!(
-        missing.structured_content.unwrap()["code"],
-        "channel_not_found"
-    );
+    assert_eq!(missing.structured().unwrap()["code"], "channel_not_found");
     let unknown = a.call_tool("nope", Map::new(), alice()).await;
     assert!(unknown.is_error);
     let listed: Vec<&str> = a
@@ -85,7 +82,7 @@ async fn episodes_are_isolated_and_answer_as_over_http() {
     let Part::Data { data, .. } = &data[0] else {
         panic!("{data:?}")
     };
-    assert_eq!(data["messages"][0]["from"], "alice");
+    assert_eq!(data.to_map().unwrap()["messages"][0]["from"], "alice");
     assert!(matches!(
         a.add_data(Vec::new()).await,
         Err(DataError::Params(_))
@@ -145,7 +142,7 @@ async fn canary(pooling: bool) {
         .await;
     assert!(!filled.is_error, "{filled:?}");
     let seen = first.call_tool("scan", scan(), Caller::default()).await;
-    let pages = seen.structured_content.unwrap()["result"].as_u64().unwrap();
+    let pages = seen.structured().unwrap()["result"].as_u64().unwrap();
     assert!(
         pages >= 2000,
         "the writer sees its own pattern: {pages} pages"
@@ -156,7 +153,7 @@ async fn canary(pooling: bool) {
     let second = host.create_episode("faulty").await.unwrap();
     let seen = second.call_tool("scan", scan(), Caller::default()).await;
     assert_eq!(
-        seen.structured_content.unwrap()["result"],
+        seen.structured().unwrap()["result"],
         0,
         "no page of the old episode"
     );
@@ -199,9 +196,9 @@ async fn a_full_queue_refuses_and_a_slow_call_times_out() {
         after(20, "slow", json!({"ms": 400})),
         after(50, "echo", json!({"text": "x"})),
     );
-    assert_eq!(first.structured_content.unwrap()["code"], "timeout");
-    assert_eq!(second.structured_content.unwrap()["code"], "timeout");
-    let busy = third.structured_content.unwrap();
+    assert_eq!(first.structured().unwrap()["code"], "timeout");
+    assert_eq!(second.structured().unwrap()["code"], "timeout");
+    let busy = third.structured().unwrap();
     assert_eq!(
         (busy["code"].as_str(), busy["retryable"].as_bool()),
         (Some("busy"), Some(true))
@@ -219,7 +216,7 @@ async fn a_call_whose_caller_goes_away_still_runs_to_its_end() {
         .call_tool("echo", args(json!({"text": "x"})), Caller::default())
         .await;
     assert_eq!(
-        echoed.structured_content.unwrap()["result"],
+        echoed.structured().unwrap()["result"],
         "x (2 calls)",
         "the abandoned call ran to its end before the next one"
     );
@@ -244,4 +241,28 @@ async fn idle_episodes_are_evicted() {
     assert_eq!(host.evict_idle(None), 1);
     assert!(host.episode(idle.id()).is_none());
     assert!(host.episode(kept.id()).is_some());
+}
+
+#[tokio::test]
+async fn a_seeded_episode_is_made_in_one_call_or_not_at_all() {
+    let host = host(10, true).await;
+    let episode = host.create_seeded_episode("slack", seed()).await.unwrap();
+    let Part::Data { data, .. } = &episode.get_data().await.unwrap()[0] else {
+        panic!("a data part");
+    };
+    assert_eq!(data.to_map().unwrap()["channels"][0]["name"], "general");
+    let refused = json!({"messages": [{"channel": "nowhere", "text": "hi"}]});
+    let refused = vec![serde_json::from_value(json!({"kind": "data", "data": refused})).unwrap()];
+    let Err(e) = host.create_seeded_episode("slack", refused).await else {
+        panic!("a seed naming an unknown channel is refused");
+    };
+    assert!(
+        matches!(e, SeedError::Data(DataError::Failed(ref m)) if m.contains("unknown channel")),
+        "{e}"
+    );
+    assert!(matches!(
+        host.create_seeded_episode("nope", seed()).await,
+        Err(SeedError::Create(CreateError::UnknownEnvironment(_)))
+    ));
+    assert_eq!(host.episodes().len(), 1);
 }

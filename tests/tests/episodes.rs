@@ -350,3 +350,97 @@ async fn a_full_queue_answers_429_on_the_data_plane() {
         "busy"
     );
 }
+
+/// `POST /episodes` with `body`: the status and the answer.
+async fn create_with(server: &TestServer, body: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{}/episodes", server.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn an_episode_is_created_seeded_with_parts_or_from_a_snapshot() {
+    let server = TestServer::guest("slack");
+    let parts = json!([{"kind": "data", "data": {
+        "channels": [{"name": "general", "topic": "chat"}],
+        "messages": [{"channel": "general", "text": "hi", "from": "a", "to": "b"}]}}]);
+    let (status, created) =
+        create_with(&server, json!({"environment": "slack", "parts": parts})).await;
+    assert_eq!(status, 201, "{created}");
+    let seeded = envhost_tests::Endpoint {
+        url: format!(
+            "{}{}",
+            server.url,
+            created["url"].as_str().unwrap().trim_end_matches('/')
+        ),
+    };
+    let data = seeded.rpc("data/get", json!({})).await;
+    assert_eq!(data["result"]["parts"][0]["data"], parts[0]["data"]);
+    let root = server.rpc("data/get", json!({})).await;
+    assert_eq!(root["result"]["parts"][0]["data"]["messages"], json!([]));
+
+    let taken: Value = reqwest::Client::new()
+        .post(format!("{}/snapshot", seeded.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let snapshot = taken["snapshot"].as_str().unwrap();
+    let (status, restored) = create_with(&server, json!({"snapshot": snapshot})).await;
+    assert_eq!(status, 201, "{restored}");
+    assert_eq!(restored["environment"], "slack");
+    let restored = envhost_tests::Endpoint {
+        url: format!(
+            "{}{}",
+            server.url,
+            restored["url"].as_str().unwrap().trim_end_matches('/')
+        ),
+    };
+    assert_eq!(
+        restored.rpc("data/get", json!({})).await["result"],
+        data["result"]
+    );
+    assert_eq!(server.list_episodes().await.len(), 3);
+}
+
+#[tokio::test]
+async fn a_seed_that_fails_answers_its_error_and_leaves_no_episode() {
+    let server = TestServer::guest("slack");
+    let unknown_channel = json!([{"kind": "data", "data": {
+        "messages": [{"channel": "nowhere", "text": "hi"}]}}]);
+    let (status, refused) = create_with(&server, json!({"parts": unknown_channel})).await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(refused["error"]["code"], "add_failed");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown channel")
+    );
+    for (body, what) in [
+        (json!({"parts": []}), "at least 1 item"),
+        (json!({"parts": [{"kind": "video"}]}), "parts[0]"),
+        (json!({"parts": {}}), "should be a list"),
+        (json!({"parts": [], "snapshot": "x"}), "not both"),
+        (json!({"environment": "slack", "snapshot": "nope"}), ""),
+    ] {
+        let (status, answer) = create_with(&server, body.clone()).await;
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        if what.is_empty() {
+            assert_eq!(
+                (status, &answer["error"]["code"]),
+                (404, &json!("snapshot_not_found"))
+            );
+        } else {
+            assert_eq!(status, 400, "{body}: {answer}");
+            assert!(message.contains(what), "{body}: {message}");
+        }
+    }
+    assert_eq!(server.list_episodes().await.len(), 1);
+}

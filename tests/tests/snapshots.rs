@@ -193,7 +193,7 @@ async fn a_fault_loses_nothing_accepted_before_it() {
         .call_tool("trap", Map::new(), Caller::default())
         .await;
     assert!(trapped.is_error);
-    let error = trapped.structured_content.unwrap();
+    let error = trapped.structured().unwrap();
     assert_eq!(error["code"], "guest_trapped");
     assert_eq!(error["applied"], "no");
     assert_eq!(

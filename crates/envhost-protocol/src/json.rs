@@ -50,6 +50,139 @@ impl Formatter for PythonFormatter {
         }
         w.write_all(&fragment.as_bytes()[start..])
     }
+
+    /// A raw value (a [`crate::json_object::JsonObject`]'s text), rewritten as Python writes
+    /// the same value: see [`write_python_raw`].
+    fn write_raw_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        write_python_raw(w, fragment)
+    }
+}
+
+/// Writes `raw`, one valid JSON text, as [`to_python_json`] writes the value it holds, in one
+/// pass over the text and without a tree: whitespace outside strings dropped, `", "` and
+/// `": "` separators, and in strings every character escaped exactly as serde_json's escaper
+/// and [`PythonFormatter`] escape it (short escapes for `\b \f \n \r \t " \\`, other
+/// control characters and everything beyond ASCII as lowercase `\uXXXX`, the rest as itself,
+/// whichever way the text wrote it). Numbers are written as the text wrote them.
+///
+/// # Errors
+/// The writer's.
+pub fn write_python_raw<W: ?Sized + io::Write>(w: &mut W, raw: &str) -> io::Result<()> {
+    let bytes = raw.as_bytes();
+    let mut i = 0;
+    // The start of the run of bytes not yet written that are written as they are.
+    let mut run = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                w.write_all(&bytes[run..=i])?;
+                i = write_python_string_body(w, raw, i + 1)?;
+                run = i;
+            }
+            b',' | b':' => {
+                w.write_all(&bytes[run..=i])?;
+                w.write_all(b" ")?;
+                i += 1;
+                run = i;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                w.write_all(&bytes[run..i])?;
+                i += 1;
+                run = i;
+            }
+            _ => i += 1,
+        }
+    }
+    w.write_all(&bytes[run..])
+}
+
+/// Writes the body of the string that starts at `raw[start..]` (after its opening quote) and
+/// its closing quote; answers the index after that quote.
+fn write_python_string_body<W: ?Sized + io::Write>(
+    w: &mut W,
+    raw: &str,
+    start: usize,
+) -> io::Result<usize> {
+    let bytes = raw.as_bytes();
+    let mut i = start;
+    let mut run = start;
+    loop {
+        let Some(&byte) = bytes.get(i) else {
+            w.write_all(&bytes[run..])?;
+            return Ok(bytes.len());
+        };
+        match byte {
+            b'"' => {
+                w.write_all(&bytes[run..=i])?;
+                return Ok(i + 1);
+            }
+            b'\\' => {
+                w.write_all(&bytes[run..i])?;
+                i = write_python_escape(w, bytes, i)?;
+                run = i;
+            }
+            0x80.. => {
+                w.write_all(&bytes[run..i])?;
+                let c = raw[i..].chars().next().unwrap_or('\u{fffd}');
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(w, "\\u{unit:04x}")?;
+                }
+                i += c.len_utf8();
+                run = i;
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+/// Writes the escape at `bytes[at..]` (a backslash and what follows) as serde_json's escaper
+/// writes the character it stands for; answers the index after it.
+fn write_python_escape<W: ?Sized + io::Write>(
+    w: &mut W,
+    bytes: &[u8],
+    at: usize,
+) -> io::Result<usize> {
+    match bytes.get(at + 1) {
+        Some(b'u') => {
+            let unit = bytes
+                .get(at + 2..at + 6)
+                .and_then(|hex| std::str::from_utf8(hex).ok())
+                .and_then(|hex| u16::from_str_radix(hex, 16).ok());
+            let Some(unit) = unit else {
+                w.write_all(&bytes[at..])?;
+                return Ok(bytes.len());
+            };
+            match unit {
+                0x08 => w.write_all(b"\\b")?,
+                0x09 => w.write_all(b"\\t")?,
+                0x0a => w.write_all(b"\\n")?,
+                0x0c => w.write_all(b"\\f")?,
+                0x0d => w.write_all(b"\\r")?,
+                0x22 => w.write_all(b"\\\"")?,
+                0x5c => w.write_all(b"\\\\")?,
+                0x20..=0x7f => w.write_all(&[unit as u8])?,
+                _ => write!(w, "\\u{unit:04x}")?,
+            }
+            Ok(at + 6)
+        }
+        Some(b'/') => {
+            w.write_all(b"/")?;
+            Ok(at + 2)
+        }
+        Some(_) => {
+            w.write_all(&bytes[at..at + 2])?;
+            Ok(at + 2)
+        }
+        None => {
+            w.write_all(&bytes[at..])?;
+            Ok(bytes.len())
+        }
+    }
 }
 
 /// `value` encoded as Python's `json.dumps(value)` encodes it.
@@ -91,6 +224,31 @@ mod tests {
     fn text_is_what_display_writes() {
         let v = json!({"b": [1, 2.5, null], "a": "ünï \"q\"\n", "c": {"d": true}});
         assert_eq!(to_text(&v), v.to_string());
+    }
+
+    #[test]
+    fn raw_text_is_written_as_python_writes_its_value() {
+        let texts = [
+            r#"{"a":[1,2.50,{"b":null}],"s":"\u00fcn\u00ef \ud83c\udf89\n","t":true}"#,
+            "{ \"k\" : \"ünï 🎉 \\\" \\\\ \\/ \\u0041\\u001f\\b\\t\" ,\n \"e\": [ ], \"o\":{} }",
+            r#"{"x":"\u007f\u0000, : \"quoted\"","n":-1.5e3}"#,
+        ];
+        for text in texts {
+            let raw = serde_json::value::RawValue::from_string(text.into()).unwrap();
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let mut written = Vec::new();
+            write_python_raw(&mut written, raw.get()).unwrap();
+            let expected = String::from_utf8(to_python_json(&value)).unwrap();
+            let written = String::from_utf8(written).unwrap();
+            if text.contains("2.50") {
+                assert_eq!(written.replace("2.50", "2.5"), expected);
+            } else if text.contains("1.5e3") {
+                assert_eq!(written.replace("-1.5e3", "-1500.0"), expected);
+            } else {
+                assert_eq!(written, expected);
+            }
+            assert_eq!(String::from_utf8(to_python_json(&raw)).unwrap(), written);
+        }
     }
 
     #[test]

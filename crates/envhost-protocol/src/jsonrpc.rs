@@ -1,6 +1,11 @@
 //! The JSON-RPC envelope of the data plane, `POST /agentenv` (protocol.md#envelope): parsing in the
 //! reference's validation order, and the answers, which are always HTTP 200.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::description::Operation;
@@ -69,39 +74,72 @@ impl RpcError {
     }
 }
 
-/// The answer object of a success: `{"jsonrpc": "2.0", "id": id, "result": result}`.
-pub fn success(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+/// The answer object of a success: `{"jsonrpc": "2.0", "id": id, "result": result}`, written
+/// straight from `result` (no tree in between).
+#[derive(Clone, Debug, Serialize)]
+pub struct Success<T> {
+    jsonrpc: &'static str,
+    id: Value,
+    result: T,
+}
+
+/// The answer of a success of request `id`.
+pub fn success<T: Serialize>(id: Value, result: T) -> Success<T> {
+    Success {
+        jsonrpc: "2.0",
+        id,
+        result,
+    }
 }
 
 /// A data-plane request that passed the envelope checks.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Request {
+#[derive(Clone, Debug)]
+pub struct Request<'a> {
     /// The `id`, echoed verbatim (null for a notification, which is still answered).
     pub id: Value,
     /// The operation, one the environment serves.
     pub operation: Operation,
-    /// The params; a missing, null or falsy `params` is `{}` (protocol.md#envelope step 4).
-    pub params: Value,
+    /// The params as their JSON text, borrowed from the body where it could be; a missing,
+    /// null or falsy `params` is `{}` (protocol.md#envelope step 4).
+    pub params: Cow<'a, RawValue>,
 }
 
-fn is_falsy(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
+/// Whether `params` is falsy as Python reads it: null, false, 0, `""`, `[]` or `{}`.
+fn is_falsy(params: &RawValue) -> bool {
+    let text = params.get();
+    let empty_after_bracket = || text[1..].trim_start().len() == 1;
+    match text.as_bytes().first() {
+        Some(b'n' | b'f') => true,
+        Some(b'{' | b'[') => empty_after_bracket(),
+        Some(b'"') => text == "\"\"",
+        Some(b'-' | b'0'..=b'9') => text.parse::<f64>().is_ok_and(|n| n == 0.0),
+        _ => false,
     }
 }
 
+/// The members of a request object, each as its JSON text (a key given twice: the last).
+type Members<'a> = HashMap<&'a str, &'a RawValue>;
+
 /// Reads a `POST /agentenv` body (protocol.md#envelope steps 1–4): JSON, then a JSON-RPC 2.0 object
-/// with a `method`, then a method in `served`.
+/// with a `method`, then a method in `served`. The params are not parsed: they stay the text
+/// they are in the body (copied only when a key of the request is written with escapes).
 ///
 /// # Errors
 /// The [`RpcError`] to answer: -32700, -32600 or -32601, with the messages of the reference.
-pub fn parse_request(body: &[u8], served: &[Operation]) -> Result<Request, Box<RpcError>> {
+pub fn parse_request<'a>(
+    body: &'a [u8],
+    served: &[Operation],
+) -> Result<Request<'a>, Box<RpcError>> {
+    if let Ok(members) = serde_json::from_slice::<Members<'a>>(body) {
+        let member = |key: &str| members.get(key).map(|raw| Cow::Borrowed(*raw));
+        return check(
+            member("id"),
+            member("jsonrpc"),
+            member("method"),
+            member("params"),
+            served,
+        );
+    }
     let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Null
     } else {
@@ -114,12 +152,36 @@ pub fn parse_request(body: &[u8], served: &[Operation]) -> Result<Request, Box<R
             })
         })?
     };
-    let Value::Object(mut object) = value else {
+    let Value::Object(object) = value else {
         return Err(invalid_request(Value::Null));
     };
-    let id = object.remove("id").unwrap_or(Value::Null);
-    let version_ok = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-    let Some(method) = object.remove("method").filter(|_| version_ok) else {
+    let member = |key: &str| {
+        let raw = object
+            .get(key)
+            .and_then(|v| serde_json::value::to_raw_value(v).ok());
+        raw.map(Cow::Owned)
+    };
+    check(
+        member("id"),
+        member("jsonrpc"),
+        member("method"),
+        member("params"),
+        served,
+    )
+}
+
+/// Steps 2–4 of the envelope on a request object's members.
+fn check<'a>(
+    id: Option<Cow<'a, RawValue>>,
+    version: Option<Cow<'a, RawValue>>,
+    method: Option<Cow<'a, RawValue>>,
+    params: Option<Cow<'a, RawValue>>,
+    served: &[Operation],
+) -> Result<Request<'a>, Box<RpcError>> {
+    let value = |raw: &RawValue| serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
+    let id = id.map_or(Value::Null, |raw| value(&raw));
+    let version_ok = version.is_some_and(|raw| value(&raw).as_str() == Some("2.0"));
+    let Some(method) = method.filter(|_| version_ok).map(|raw| value(&raw)) else {
         return Err(invalid_request(id));
     };
     let operation = method
@@ -138,15 +200,20 @@ pub fn parse_request(body: &[u8], served: &[Operation]) -> Result<Request, Box<R
             data: None,
         }));
     };
-    let params = match object.remove("params") {
+    let params = match params {
         Some(p) if !is_falsy(&p) => p,
-        _ => Value::Object(Map::new()),
+        _ => Cow::Owned(empty_object()),
     };
     Ok(Request {
         id,
         operation,
         params,
     })
+}
+
+/// `{}`.
+fn empty_object() -> Box<RawValue> {
+    RawValue::from_string("{}".into()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
 }
 
 fn invalid_request(id: Value) -> Box<RpcError> {
@@ -203,14 +270,22 @@ mod tests {
         for params in ["null", "0", "false", "[]", "\"\""] {
             let body = format!(r#"{{"jsonrpc": "2.0", "method": "data/get", "params": {params}}}"#);
             let r = parse_request(body.as_bytes(), &ALL).unwrap();
-            assert_eq!((r.id, r.params), (Value::Null, json!({})));
+            assert_eq!((r.id, r.params.get()), (Value::Null, "{}"));
         }
-        let r = parse_request(
-            br#"{"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": [1]}"#,
-            &ALL,
-        )
-        .unwrap();
-        assert_eq!(r.params, json!([1]));
+        for params in ["[1]", "{ }", "0.5", "\"x\"", "true", "[ 0 ]", "{\"a\": 1}"] {
+            let body = format!(
+                r#"{{"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {params}}}"#
+            );
+            let r = parse_request(body.as_bytes(), &ALL).unwrap();
+            let expected = if params == "{ }" { "{}" } else { params };
+            assert_eq!(r.params.get(), expected, "{params}");
+        }
+        let escaped =
+            br#"{"jsonrpc": "2.0", "id": 1, "method": "data/add", "par\u0061ms": {"a": [1]}}"#;
+        assert_eq!(
+            parse_request(escaped, &ALL).unwrap().params.get(),
+            r#"{"a":[1]}"#
+        );
     }
 
     #[test]

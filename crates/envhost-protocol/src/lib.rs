@@ -14,6 +14,7 @@ pub mod description;
 pub mod error;
 pub mod extension;
 pub mod json;
+pub mod json_object;
 pub mod jsonrpc;
 pub mod part;
 pub mod role;
@@ -21,6 +22,7 @@ pub mod tool_access;
 pub mod tool_result;
 
 pub use error::{Applied, CodedError};
+pub use json_object::JsonObject;
 pub use part::Part;
 pub use role::Caller;
 pub use tool_result::{Content, ToolResult};

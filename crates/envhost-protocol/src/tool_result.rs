@@ -3,6 +3,7 @@
 //! clients see, and keep the [`CodedError`] they came from.
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::CodedError;
 
@@ -21,13 +22,14 @@ pub enum Content {
 }
 
 /// What a tool call answered.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ToolResult {
     /// The content blocks, in order.
     pub content: Vec<Content>,
-    /// The structured content: a successful result's JSON, or the error object of a coded
-    /// error.
-    pub structured_content: Option<Value>,
+    /// The structured content, as JSON text (checked to be JSON, written to the wire as it is):
+    /// a successful result's JSON, or the error object of a coded error.
+    /// [`ToolResult::structured`] reads it into a [`Value`].
+    pub structured_content: Option<Box<RawValue>>,
     /// Whether the call failed (MCP's `isError`).
     pub is_error: bool,
     /// The coded error of a failed call that has one: the environment's own, a refusal by tool
@@ -37,7 +39,7 @@ pub struct ToolResult {
 
 impl ToolResult {
     /// A successful result.
-    pub fn success(content: Vec<Content>, structured_content: Option<Value>) -> Self {
+    pub fn success(content: Vec<Content>, structured_content: Option<Box<RawValue>>) -> Self {
         Self {
             content,
             structured_content,
@@ -47,7 +49,7 @@ impl ToolResult {
     }
 
     /// An error result of the tool's own (`is_error` set, no coded error).
-    pub fn failure(content: Vec<Content>, structured_content: Option<Value>) -> Self {
+    pub fn failure(content: Vec<Content>, structured_content: Option<Box<RawValue>>) -> Self {
         Self {
             is_error: true,
             ..Self::success(content, structured_content)
@@ -65,10 +67,16 @@ impl ToolResult {
     pub fn coded(error: CodedError) -> Self {
         Self {
             content: vec![Content::Text(error.to_text())],
-            structured_content: Some(Value::Object(error.to_object())),
+            structured_content: serde_json::value::to_raw_value(&error.to_object()).ok(),
             is_error: true,
             error: Some(error),
         }
+    }
+
+    /// The structured content as a [`Value`] (`None` when there is none, or when serde_json
+    /// cannot hold it as a `Value`: a number beyond `f64`, a lone surrogate escape).
+    pub fn structured(&self) -> Option<Value> {
+        serde_json::from_str(self.structured_content.as_deref()?.get()).ok()
     }
 }
 
@@ -86,7 +94,7 @@ mod tests {
             [Content::Text("channel_not_found: no channel x".into())]
         );
         assert_eq!(
-            result.structured_content,
+            result.structured(),
             Some(
                 json!({"code": "channel_not_found", "message": "no channel x",
                         "retryable": false, "applied": "no"})

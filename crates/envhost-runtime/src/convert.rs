@@ -13,6 +13,7 @@ use envhost_protocol::description::{
 };
 use envhost_protocol::error::{Applied, CodedError};
 use envhost_protocol::json::to_text;
+use envhost_protocol::json_object::JsonObject;
 use envhost_protocol::part::{File, FileContent, Part};
 
 fn object(json: &str, what: &'static str, item: &str) -> Result<Object, DescriptionError> {
@@ -150,12 +151,12 @@ pub fn part_from_guest(part: wit::Part) -> Result<Part, String> {
             text: t.text,
             metadata: metadata(t.metadata),
         },
-        wit::Part::Data(d) => match serde_json::from_str(&d.data) {
-            Ok(Value::Object(data)) => Part::Data {
+        wit::Part::Data(d) => match JsonObject::parse(d.data) {
+            Ok(data) => Part::Data {
                 data,
                 metadata: metadata(d.metadata),
             },
-            _ => {
+            Err(_) => {
                 return Err(
                     "the environment answered a data part that is not a JSON object".into(),
                 );
@@ -187,7 +188,7 @@ pub fn part_to_guest(part: Part, file_bytes: Option<Vec<u8>>) -> wit::Part {
             metadata: text(metadata),
         }),
         Part::Data { data, metadata } => wit::Part::Data(wit::DataPart {
-            data: to_text(&Value::Object(data)),
+            data: data.into_string(),
             metadata: text(metadata),
         }),
         Part::File { file, metadata } => wit::Part::File(wit::FilePart {

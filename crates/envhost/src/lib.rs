@@ -21,14 +21,14 @@
 //! let episode = host.create_episode("slack").await?;
 //! episode.reset().await?;
 //! let seed = serde_json::json!({"channels": [{"name": "general", "topic": "chat"}]});
-//! let data = seed.as_object().cloned().unwrap_or_default();
+//! let data = seed.as_object().cloned().unwrap_or_default().into();
 //! episode.add_data(vec![Part::Data { data, metadata: None }]).await?;
 //! let args = serde_json::json!({"channel": "general", "text": "hi"});
 //! let result = episode
 //!     .call_tool("slack_send_message", args.as_object().cloned().unwrap_or_default(), Caller::default())
 //!     .await;
 //! assert!(!result.is_error);
-//! println!("{:?}", result.structured_content);
+//! println!("{:?}", result.structured());
 //! host.drop_episode(episode.id());
 //! # Ok(()) }
 //! ```
@@ -43,7 +43,7 @@ pub mod transfers;
 pub use embedding::{
     CallKind, Catalog, CatalogError, CreateError, DEFAULT_SNAPSHOT_IMAGES, DataError,
     EnvironmentConfig, Episode, Host, HostConfig, HostError, MAX_SNAPSHOTS, Metrics, Route,
-    ServedTool, SnapshotError,
+    SeedError, ServedTool, SnapshotError,
 };
 pub use envhost_protocol as protocol;
 pub use envhost_runtime as runtime;

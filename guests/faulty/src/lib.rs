@@ -64,7 +64,7 @@ impl Faulty {
     fn add(&mut self, parts: Vec<Part>) -> Result<(), EnvError> {
         for part in parts {
             if let Part::Data(d) = part
-                && let Some(kind) = d.data.get("fault").and_then(|k| k.as_str())
+                && let Some(kind) = d.data.to_map().get("fault").and_then(|k| k.as_str())
             {
                 return Err(fault(kind));
             }

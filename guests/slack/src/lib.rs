@@ -35,6 +35,13 @@ fn nullable_string(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"type": ["string", "null"]})
 }
 
+/// The whole state, as `data/get` answers it.
+#[derive(Serialize)]
+struct Export<'a> {
+    channels: &'a [Channel],
+    messages: &'a [Message],
+}
+
 /// Channel and message counts.
 #[derive(Serialize)]
 struct Stats {
@@ -91,8 +98,10 @@ impl Slack {
 
     #[get_data]
     fn get(&self) -> Result<Vec<Part>, EnvError> {
-        let data = serde_json::json!({"channels": self.channels, "messages": self.messages});
-        Ok(vec![Part::data(data)?])
+        Ok(vec![Part::data_of(&Export {
+            channels: &self.channels,
+            messages: &self.messages,
+        })?])
     }
 
     /// Post a message to a channel, from the calling role, optionally addressed to another role.

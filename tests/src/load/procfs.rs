@@ -136,6 +136,40 @@ fn proc_cpu_seconds(pid: u32) -> Option<f64> {
     (ticks > 0).then(|| (utime + stime) as f64 / ticks as f64)
 }
 
+/// Process `pid`'s CPU time so far (every thread's, those that ended included), in
+/// nanoseconds, from its CPU-time clock (`clock_getcpuclockid`): nanosecond readings where
+/// `/proc/<pid>/stat` counts clock ticks.
+pub fn proc_cpu_ns(pid: u32) -> Option<u64> {
+    let pid = libc::pid_t::try_from(pid).ok()?;
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: both calls only write the plain values they are given.
+    let time = unsafe {
+        if libc::clock_getcpuclockid(pid, &mut clock) != 0 {
+            return None;
+        }
+        let mut time: libc::timespec = std::mem::zeroed();
+        if libc::clock_gettime(clock, &mut time) != 0 {
+            return None;
+        }
+        time
+    };
+    let seconds = u64::try_from(time.tv_sec).ok()?;
+    let nanos = u64::try_from(time.tv_nsec).ok()?;
+    Some(seconds * 1_000_000_000 + nanos)
+}
+
+/// This thread's CPU time so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_ns() -> u64 {
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let time = unsafe {
+        let mut time: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time);
+        time
+    };
+    u64::try_from(time.tv_sec).unwrap_or(0) * 1_000_000_000
+        + u64::try_from(time.tv_nsec).unwrap_or(0)
+}
+
 /// Process `pid`'s VmRSS and VmHWM, from `/proc/<pid>/status`.
 pub fn proc_memory(pid: u32) -> Option<Memory> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -181,5 +215,18 @@ mod tests {
         );
         assert_eq!(MachineTimes::parse("cpu  1 2 3\n"), None);
         assert_eq!(MachineTimes::default().steal_share(), None);
+    }
+
+    #[test]
+    fn cpu_clocks_advance_with_work() {
+        let pid = std::process::id();
+        let (process, thread) = (proc_cpu_ns(pid).unwrap(), thread_cpu_ns());
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+        assert!(proc_cpu_ns(pid).unwrap() > process);
+        assert!(thread_cpu_ns() > thread);
+        assert_eq!(proc_cpu_ns(u32::MAX), None);
     }
 }

@@ -16,6 +16,7 @@ use envhost_protocol::tool_access::{Change, Rules};
 use envhost_protocol::{Caller, Content, Part, ToolResult};
 use envhost_runtime::bindings::{ContentBlock as GuestBlock, ToolResult as GuestResult};
 use envhost_runtime::{CallContext, CallError, Runner};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::catalog::{Catalog, Route, ServedTool};
@@ -66,11 +67,7 @@ pub struct Episode {
 /// A guest's tool result as the protocol's (image bytes base64-encoded); structured content
 /// that is not JSON makes it an `invalid_result` coded error.
 fn tool_result(result: GuestResult) -> ToolResult {
-    let structured = match result
-        .structured_content
-        .as_deref()
-        .map(serde_json::from_str)
-    {
+    let structured = match result.structured_content.map(RawValue::from_string) {
         None => None,
         Some(Ok(value)) => Some(value),
         Some(Err(e)) => {

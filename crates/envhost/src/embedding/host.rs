@@ -10,12 +10,13 @@ use envhost_runtime::{
 
 use super::catalog::{Catalog, CatalogError};
 use super::config::HostConfig;
-use super::episode::Episode;
+use super::episode::{DataError, Episode};
 use super::metrics::Metrics;
 use super::registry::Registry;
 use super::snapshot_store::{Images, Snapshots};
 use crate::ids;
 use crate::transfers::Resolver;
+use envhost_protocol::Part;
 
 /// Why a host could not start.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +66,17 @@ pub enum CreateError {
     /// Instantiation failed.
     #[error(transparent)]
     Instantiate(CallError),
+}
+
+/// Why a seeded episode could not be made ([`Host::create_seeded_episode`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    /// The episode could not be created.
+    #[error(transparent)]
+    Create(#[from] CreateError),
+    /// The episode was created, but its `data/add` failed; it has been dropped.
+    #[error(transparent)]
+    Data(#[from] DataError),
 }
 
 /// How often a line reports an environment still loading.
@@ -206,6 +218,29 @@ impl Host {
             .ok_or_else(|| CreateError::UnknownEnvironment(environment.to_owned()))?
             .clone();
         self.admit(catalog, Runner::start).await
+    }
+
+    /// Creates an episode of `environment` and loads `parts` into it with one `data/add`
+    /// (protocol.md#add-data) before answering: a seeded episode in one call. When the add
+    /// fails the episode is dropped. To start many episodes from the same data, seed one,
+    /// snapshot it and [`Host::restore`] the snapshot instead: a restore instantiates the
+    /// snapshot's pre-initialised image and runs no `data/add`.
+    ///
+    /// # Errors
+    /// [`SeedError::Create`] as [`Host::create_episode`]; [`SeedError::Data`] as
+    /// [`Episode::add_data`] (no parts, a file that cannot be fetched, the environment's
+    /// refusal).
+    pub async fn create_seeded_episode(
+        &self,
+        environment: &str,
+        parts: Vec<Part>,
+    ) -> Result<Arc<Episode>, SeedError> {
+        let episode = self.create_episode(environment).await?;
+        if let Err(e) = episode.add_data(parts).await {
+            self.drop_episode(episode.id());
+            return Err(e.into());
+        }
+        Ok(episode)
     }
 
     /// Registers an episode of `catalog` made by `make` (from the environment, the episode's

@@ -21,7 +21,7 @@ mod snapshots;
 pub use catalog::{Catalog, CatalogError, Route, ServedTool};
 pub use config::{DEFAULT_SNAPSHOT_IMAGES, EnvironmentConfig, HostConfig};
 pub use episode::{DataError, Episode};
-pub use host::{CreateError, Host, HostError};
+pub use host::{CreateError, Host, HostError, SeedError};
 pub use metrics::{CallKind, Metrics};
 pub use snapshot_store::MAX_SNAPSHOTS;
 pub use snapshots::SnapshotError;

@@ -4,14 +4,15 @@
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::value::RawValue;
 
 use super::reply;
 use super::state::Current;
 use crate::embedding::{DataError, Episode};
 use envhost_protocol::description::Operation;
 use envhost_protocol::jsonrpc::{self, RpcError};
-use envhost_protocol::part::Part;
+use envhost_protocol::part::{Part, parts_from_add_params};
 
 /// Seconds a caller refused as busy is asked to wait.
 pub const RETRY_AFTER_SECONDS: &str = "1";
@@ -23,15 +24,26 @@ pub async fn rpc(Current(episode): Current, body: Bytes) -> Response {
         Ok(request) => request,
         Err(e) => return reply::json(StatusCode::OK, &e.to_json()),
     };
-    let answer = match dispatch(&episode, request.operation, request.params).await {
-        Ok(result) => jsonrpc::success(request.id, result),
-        Err(DataError::Params(detail)) => RpcError::invalid_params(request.id, detail).to_json(),
-        Err(DataError::Failed(message)) => {
-            RpcError::handler_failed(request.id, request.operation, message).to_json()
-        }
-        Err(DataError::Busy(e)) => return busy(&e.to_coded()),
-    };
-    reply::json(StatusCode::OK, &answer)
+    match dispatch(&episode, request.operation, &request.params).await {
+        Ok(result) => reply::json(StatusCode::OK, &jsonrpc::success(request.id, result)),
+        Err(DataError::Params(detail)) => reply::json(
+            StatusCode::OK,
+            &RpcError::invalid_params(request.id, detail).to_json(),
+        ),
+        Err(DataError::Failed(message)) => reply::json(
+            StatusCode::OK,
+            &RpcError::handler_failed(request.id, request.operation, message).to_json(),
+        ),
+        Err(DataError::Busy(e)) => busy(&e.to_coded()),
+    }
+}
+
+/// A data-plane operation's result: `{}`, or `data/get`'s `{"parts": [...]}`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Answer {
+    Parts { parts: Vec<Part> },
+    Empty {},
 }
 
 /// 429 with `Retry-After` and the coded error's body.
@@ -47,59 +59,20 @@ pub fn busy(error: &envhost_protocol::error::CodedError) -> Response {
 async fn dispatch(
     episode: &Episode,
     operation: Operation,
-    params: Value,
-) -> Result<Value, DataError> {
+    params: &RawValue,
+) -> Result<Answer, DataError> {
     match operation {
         Operation::Reset => {
             episode.reset().await?;
-            Ok(json!({}))
+            Ok(Answer::Empty {})
         }
         Operation::Add => {
-            episode.add_data(add_params(params)?).await?;
-            Ok(json!({}))
+            let parts = parts_from_add_params(params).map_err(DataError::Params)?;
+            episode.add_data(parts).await?;
+            Ok(Answer::Empty {})
         }
-        Operation::Get => Ok(json!({"parts": episode.get_data().await?})),
-    }
-}
-
-/// The parts of `data/add` params (protocol.md#add-data): an object with a non-empty `parts` list
-/// of valid parts.
-fn add_params(params: Value) -> Result<Vec<Part>, DataError> {
-    let Value::Object(mut params) = params else {
-        return Err(DataError::Params(
-            "data/add takes its params by name: {\"parts\": [...]}".into(),
-        ));
-    };
-    let items = match params.remove("parts") {
-        Some(Value::Array(items)) => items,
-        Some(_) => return Err(DataError::Params("parts: input should be a list".into())),
-        None => return Err(DataError::Params("parts: field required".into())),
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| Part::from_json(p).map_err(|e| DataError::Params(format!("parts[{i}]: {e}"))))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn detail(params: Value) -> String {
-        match add_params(params) {
-            Err(DataError::Params(d)) => d,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn add_params_need_a_list_of_valid_parts() {
-        assert!(detail(json!([1])).contains("by name"));
-        assert_eq!(detail(json!({})), "parts: field required");
-        assert!(detail(json!({"parts": [{"kind": "nope"}]})).starts_with("parts[0]:"));
-        assert!(detail(json!({"parts": [["text", "x", null]]})).starts_with("parts[0]:"));
-        let one = json!({"parts": [{"kind": "text", "text": "x"}], "extra": 1});
-        assert_eq!(add_params(one).unwrap().len(), 1);
+        Operation::Get => Ok(Answer::Parts {
+            parts: episode.get_data().await?,
+        }),
     }
 }

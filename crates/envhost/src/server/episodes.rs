@@ -6,14 +6,17 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::data_plane::RETRY_AFTER_SECONDS;
+use super::data_plane::{RETRY_AFTER_SECONDS, busy};
 use super::reply;
+use super::snapshots::snapshot_error;
 use super::state::{AppState, Id, episode_not_found};
-use crate::embedding::{CreateError, Episode};
+use crate::embedding::{CreateError, DataError, Episode, SeedError};
 use envhost_protocol::error::CodedError;
 use envhost_protocol::extension::body_params;
+use envhost_protocol::part::parts_from_list;
 
 /// Where an episode is served.
 pub fn episode_url(id: &str) -> String {
@@ -30,37 +33,102 @@ fn summary(state: &AppState, episode: &Episode) -> Value {
     })
 }
 
-#[derive(Deserialize)]
+/// A `POST /episodes` body, its `parts` kept as their JSON text.
+#[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CreateRequest {
+struct CreateRequest<'a> {
     /// The environment's name; the default (first) one when absent.
     environment: Option<String>,
+    /// Parts to load with `data/add` before answering.
+    #[serde(borrow)]
+    parts: Option<&'a RawValue>,
+    /// A snapshot to restore instead of starting empty.
+    snapshot: Option<String>,
 }
 
-/// `POST /episodes {"environment": name}` → `201 {"id", "environment", "url", "root": false}`
-/// with a `Location`; 404 `environment_not_found`, 503 `too_many_episodes` (with `Retry-After`)
-/// at the cap, 400 `invalid_params` for a body that is not such an object (other keys included).
+/// Reads a `POST /episodes` body: empty, or an object with at most `environment`, `parts` and
+/// `snapshot`.
+fn create_request(body: &[u8]) -> Result<CreateRequest<'_>, CodedError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(CreateRequest::default());
+    }
+    serde_json::from_slice(body).or_else(|e| {
+        body_params(body)?;
+        Err(CodedError::invalid_params(e.to_string()))
+    })
+}
+
+/// `POST /episodes {"environment"?: name, "parts"?: [Part, ...], "snapshot"?: id}` → `201
+/// {"id", "environment", "url", "root": false}` with a `Location` (docs/http-api.md#episodes).
+/// With `parts`, the new episode has loaded them with one `data/add` before the answer; with
+/// `snapshot`, it is that snapshot restored (as `POST /snapshots/{id}/episodes`). Errors: 404
+/// `environment_not_found`, 503 `too_many_episodes` (with `Retry-After`) at the cap, 400
+/// `invalid_params` for a body that is not such an object (other keys, or both `parts` and
+/// `snapshot`, included) or parts that are not valid, 422 `add_failed` when the environment
+/// refuses the parts (the episode is then dropped), and a snapshot's errors as its restore
+/// answers them.
 pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
-    let request = body_params(&body).and_then(|object| {
-        CreateRequest::deserialize(Value::Object(object))
-            .map_err(|e| CodedError::invalid_params(e.to_string()))
-    });
-    let request = match request {
+    let request = match create_request(&body) {
         Ok(request) => request,
         Err(e) => return reply::coded(&e),
     };
+    if let Some(snapshot) = request.snapshot {
+        if request.parts.is_some() {
+            let message = "give parts or a snapshot, not both";
+            return reply::coded(&CodedError::invalid_params(message));
+        }
+        return restore(&state, request.environment.as_deref(), &snapshot).await;
+    }
     let name = request
         .environment
         .unwrap_or_else(|| state.root.catalog().name.clone());
-    match state.host.create_episode(&name).await {
-        Ok(episode) => {
-            let mut response = reply::json(StatusCode::CREATED, &summary(&state, &episode));
-            if let Ok(location) = HeaderValue::from_str(&episode_url(episode.id())) {
-                response.headers_mut().insert(header::LOCATION, location);
-            }
-            response
+    let created = match request.parts {
+        Some(parts) => match parts_from_list(parts) {
+            Ok(parts) => state.host.create_seeded_episode(&name, parts).await,
+            Err(detail) => return reply::coded(&CodedError::invalid_params(detail)),
+        },
+        None => state.host.create_episode(&name).await.map_err(Into::into),
+    };
+    match created {
+        Ok(episode) => created_response(&state, &episode),
+        Err(SeedError::Create(e)) => create_error(&e),
+        Err(SeedError::Data(e)) => seed_error(e),
+    }
+}
+
+/// `201` with the episode's summary and its `Location`.
+fn created_response(state: &AppState, episode: &Episode) -> Response {
+    let mut response = reply::json(StatusCode::CREATED, &summary(state, episode));
+    if let Ok(location) = HeaderValue::from_str(&episode_url(episode.id())) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}
+
+/// Snapshot `id` restored as a new episode (of environment `name`, when given).
+async fn restore(state: &AppState, name: Option<&str>, id: &str) -> Response {
+    if let (Some(name), Some(snapshot)) = (name, state.host.snapshot_by_id(id))
+        && snapshot.environment != name
+    {
+        let message = format!("snapshot {id} is of environment {:?}", snapshot.environment);
+        return reply::coded(&CodedError::invalid_params(message));
+    }
+    match state.host.restore(id).await {
+        Ok(episode) => created_response(state, &episode),
+        Err(e) => snapshot_error(&e),
+    }
+}
+
+/// The answer to a seed's failed `data/add`.
+fn seed_error(e: DataError) -> Response {
+    match e {
+        DataError::Params(detail) => reply::coded(&CodedError::invalid_params(detail)),
+        DataError::Failed(message) => {
+            let mut error = CodedError::new("add_failed", message);
+            error.status = 422;
+            reply::coded(&error)
         }
-        Err(e) => create_error(&e),
+        DataError::Busy(e) => busy(&e.to_coded()),
     }
 }
 

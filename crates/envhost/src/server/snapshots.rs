@@ -43,7 +43,7 @@ fn episode_created(episode: &Episode, snapshot: &str) -> Response {
 /// `component_mismatch`, 409 `replay_diverged` (naming the journal entry), 503
 /// `too_many_snapshots` / `too_many_episodes` / `unavailable`, 429 `busy` (the last three with
 /// `Retry-After`), 500 `image_failed`.
-fn snapshot_error(e: &SnapshotError) -> Response {
+pub fn snapshot_error(e: &SnapshotError) -> Response {
     let (code, status) = match e {
         SnapshotError::Unknown(_) => ("snapshot_not_found", 404),
         SnapshotError::Full => ("too_many_snapshots", 503),

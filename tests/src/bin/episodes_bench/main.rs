@@ -28,6 +28,13 @@
 //!     instead, --share-connections each of them over one connection. Prints each load's calls/s
 //!     over all its turns, their ratio (the target: spread at least 80% of single) and the
 //!     turn-by-turn ratios, then deletes the episodes and resets the root episode.
+//! episodes_bench seeding --url URL [--episodes 10000] [--messages 200] [--concurrency 8]
+//!                        [--environment slack] [--server-pid PID] [--timeout 30] [--json]
+//!     creates --episodes episodes with `POST /episodes {"environment", "parts"}`, each with a
+//!     distinct seed of --messages messages; snapshots one of them and deletes them; restores
+//!     the snapshot once and waits 2 s (the snapshot's image is made meanwhile); then creates
+//!     --episodes episodes with `POST /episodes {"snapshot"}`. Prints the seconds each way (and
+//!     the server's CPU seconds), checks a tenth of the episodes' data, and deletes them.
 //! ```
 //!
 //! Each prints a Markdown table, and with --json one JSON line too; it exits 1 when a check
@@ -35,6 +42,7 @@
 
 mod admission;
 mod isolation;
+mod seeding;
 mod server;
 mod spread;
 mod table;
@@ -61,6 +69,8 @@ enum Bench {
     Isolation(isolation::Args),
     /// Many episodes with a session each against one episode, in turns.
     Spread(spread::Args),
+    /// Episodes created seeded: with parts, and from one snapshot.
+    Seeding(seeding::Args),
 }
 
 /// What every bench takes.
@@ -106,6 +116,7 @@ fn main() -> ExitCode {
         Bench::Admission(args) => (&args.common, "admission"),
         Bench::Isolation(args) => (&args.common, "isolation"),
         Bench::Spread(args) => (&args.common, "spread"),
+        Bench::Seeding(args) => (&args.common, "seeding"),
     };
     let outcome = common.validate().and_then(|()| {
         tokio::runtime::Builder::new_current_thread()
@@ -116,6 +127,7 @@ fn main() -> ExitCode {
                     Bench::Admission(args) => admission::run(args).await,
                     Bench::Isolation(args) => isolation::run(args).await,
                     Bench::Spread(args) => spread::run(args).await,
+                    Bench::Seeding(args) => seeding::run(args).await,
                 }
             })
     });

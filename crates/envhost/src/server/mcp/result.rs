@@ -1,11 +1,28 @@
-//! A tool call's answer on the wire: envhost's [`ToolResult`] as rmcp's `CallToolResult`
+//! A tool call's answer on the wire: envhost's [`ToolResult`] as MCP's `tools/call` result
 //! (protocol.md#tool-results), without a `resultType`.
+//!
+//! rmcp's `CallToolResult` holds structured content as a `serde_json::Value`, which would mean
+//! parsing the environment's JSON text into a tree only to print it again; [`CallToolAnswer`]
+//! writes the same fields in the same order with rmcp's content blocks, and the structured
+//! content as the text it is (a test checks the bytes against rmcp's).
 
 use envhost_protocol::{Content, ToolResult};
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::ContentBlock;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+/// MCP's `tools/call` result: `{"content", "structuredContent"?, "isError"}`.
+#[derive(Serialize)]
+pub struct CallToolAnswer {
+    content: Vec<ContentBlock>,
+    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    structured_content: Option<Box<RawValue>>,
+    #[serde(rename = "isError")]
+    is_error: bool,
+}
 
 /// `result` as MCP's `tools/call` result.
-pub fn call_tool_result(result: ToolResult) -> CallToolResult {
+pub fn call_tool_result(result: ToolResult) -> CallToolAnswer {
     let content = result
         .content
         .into_iter()
@@ -14,34 +31,62 @@ pub fn call_tool_result(result: ToolResult) -> CallToolResult {
             Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
         })
         .collect();
-    let mut out = if result.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    out.structured_content = result.structured_content;
-    out.result_type = None;
-    out
+    CallToolAnswer {
+        content,
+        structured_content: result.structured_content,
+        is_error: result.is_error,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use envhost_protocol::CodedError;
+    use rmcp::model::CallToolResult;
     use serde_json::json;
 
+    /// What rmcp's own type writes for `result`.
+    fn rmcp_bytes(result: &ToolResult) -> String {
+        let content = result
+            .content
+            .iter()
+            .map(|block| match block {
+                Content::Text(text) => ContentBlock::text(text.clone()),
+                Content::Image { data, mime_type } => {
+                    ContentBlock::image(data.clone(), mime_type.clone())
+                }
+            })
+            .collect();
+        let mut out = if result.is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
+        out.structured_content = result.structured();
+        out.result_type = None;
+        serde_json::to_string(&out).unwrap()
+    }
+
     #[test]
-    fn results_encode_as_the_reference_answers_them() {
+    fn results_encode_as_rmcp_and_the_reference_answer_them() {
+        let structured = |v: serde_json::Value| serde_json::value::to_raw_value(&v).ok();
         let ok = ToolResult::success(
             vec![Content::Text("ok".into())],
-            Some(json!({"result": "ok"})),
-        );
-        assert_eq!(
-            serde_json::to_value(call_tool_result(ok)).unwrap(),
-            json!({"content": [{"type": "text", "text": "ok"}],
-                   "structuredContent": {"result": "ok"}, "isError": false})
+            structured(json!({"result": "ok"})),
         );
         let refused = ToolResult::coded(CodedError::new("permission_denied", "no"));
+        let image = ToolResult::success(
+            vec![Content::Image {
+                data: "iVBORw0=".into(),
+                mime_type: "image/png".into(),
+            }],
+            None,
+        );
+        let own = ToolResult::failure(vec![Content::Text("é \"q\"\n".into())], None);
+        for result in [&ok, &refused, &image, &own] {
+            let ours = serde_json::to_string(&call_tool_result(result.clone())).unwrap();
+            assert_eq!(ours, rmcp_bytes(result));
+        }
         assert_eq!(
             serde_json::to_value(call_tool_result(refused)).unwrap(),
             json!({"content": [{"type": "text", "text": "permission_denied: no"}],
