@@ -158,6 +158,38 @@ pub fn proc_cpu_ns(pid: u32) -> Option<u64> {
     Some(seconds * 1_000_000_000 + nanos)
 }
 
+/// Waits (at most `limit`) until no thread of process `pid` is running, so that its CPU clock
+/// holds every slice it has run: a clock read while one of its threads runs may lag that
+/// thread's current slice by up to a scheduler tick when the process has CPU timers armed (the
+/// Python reference's readings came in multiples of 4 ms without this).
+pub fn wait_quiescent(pid: u32, limit: std::time::Duration) {
+    let started = std::time::Instant::now();
+    while started.elapsed() < limit && any_running(pid) {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+/// Whether a thread of process `pid` is running (state `R` in `/proc/<pid>/task/*/stat`).
+fn any_running(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                let state = stat
+                    .rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .next()?
+                    .to_owned();
+                Some(state == "R")
+            })
+            .unwrap_or(false)
+    })
+}
+
 /// This thread's CPU time so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
 pub fn thread_cpu_ns() -> u64 {
     // SAFETY: clock_gettime only writes the timespec it is given.

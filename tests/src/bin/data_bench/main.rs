@@ -10,8 +10,8 @@
 //! addressed to role `reader` ([`seed`]). On each target, each sample is: `data/reset`
 //! (not measured), then `data/add` of the seed, `data/get`, and `slack_list_inbox` over MCP
 //! from a session of role `reader` (answering the N messages), each measured as the server's
-//! CPU time around the call (its process CPU clock, every thread, nanoseconds) and as the
-//! call's wall time on this client. Sizes below 2,000 take four times the samples. The native
+//! CPU time around the call (its process CPU clock, every thread, nanoseconds, each reading
+//! taken once no thread of the server runs) and as the call's wall time on this client. Sizes below 2,000 take four times the samples. The native
 //! floor ([`floor`]) parses the same `data/add` bytes into typed structs and prints the same
 //! `data/get` answer, timed on this thread's CPU clock; the bench checks that its answer is
 //! byte for byte each server's.
@@ -37,7 +37,7 @@ use serde_json::json;
 use envhost_tests::load::conn::{Conn, Target, require_success};
 use envhost_tests::load::data_plane::{fetch_card, reset};
 use envhost_tests::load::mcp::{Session, ToolOutcome};
-use envhost_tests::load::procfs::proc_cpu_ns;
+use envhost_tests::load::procfs::{proc_cpu_ns, wait_quiescent};
 
 /// A tool call's longest wait.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -100,8 +100,12 @@ struct Figures {
     samples: Vec<Vec<Vec<Samples>>>,
 }
 
-/// The server's CPU time now.
+/// How long a reading waits for the server to stop running.
+const QUIESCE_LIMIT: Duration = Duration::from_millis(20);
+
+/// The server's CPU time now, once none of its threads runs.
 fn cpu(server: &Server) -> anyhow::Result<u64> {
+    wait_quiescent(server.pid, QUIESCE_LIMIT);
     proc_cpu_ns(server.pid).with_context(|| format!("reading the CPU clock of pid {}", server.pid))
 }
 
