@@ -4,11 +4,15 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::Serialize;
+use std::marker::PhantomData;
+
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::description::Operation;
+use super::part::{FastParams, Part};
 
 /// `-32700`: the body is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -170,6 +174,71 @@ pub fn parse_request<'a>(
     )
 }
 
+/// A `data/add` request read in one pass over its body, the parts' data kept as text
+/// ([`crate::part::parts_from_add_params`]'s reading): `{"jsonrpc": "2.0", "method":
+/// "data/add", "id"?, "params": {"parts": [...]}}` with each key once, keys in any order, other
+/// keys ignored. Answers the id and the parts; `None` for anything else, which
+/// [`parse_request`] then reads (the same request reads the same either way).
+pub fn parse_add_request(body: &[u8]) -> Option<(Value, Vec<Part>)> {
+    let request: AddRequest<'_> = serde_json::from_slice(body).ok()?;
+    let ok =
+        request.version.is_some_and(|v| v.get() == "\"2.0\"") && request.method == Some("data/add");
+    let id = match request.id {
+        Some(raw) => serde_json::from_str(raw.get()).ok()?,
+        None => Value::Null,
+    };
+    let parts = request.params?.into_parts()?;
+    ok.then_some((id, parts))
+}
+
+/// A `data/add` request as [`parse_add_request`] reads it.
+#[derive(Default)]
+struct AddRequest<'a> {
+    version: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a str>,
+    params: Option<FastParams<'a>>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AddRequest<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(AddRequestVisitor(PhantomData))
+    }
+}
+
+/// Reads an [`AddRequest`] from a map only, each key at most once.
+struct AddRequestVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for AddRequestVisitor<'a> {
+    type Value = AddRequest<'a>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a data/add request")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
+            match slot.replace(value) {
+                None => Ok(()),
+                Some(_) => Err(E::custom("a key given twice")),
+            }
+        }
+        let mut request = AddRequest::default();
+        while let Some(key) = map.next_key::<&'de str>()? {
+            match key {
+                "jsonrpc" => once(&mut request.version, map.next_value()?)?,
+                "id" => once(&mut request.id, map.next_value()?)?,
+                "method" => once(&mut request.method, map.next_value()?)?,
+                "params" => once(&mut request.params, map.next_value()?)?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(request)
+    }
+}
+
 /// Steps 2–4 of the envelope on a request object's members.
 fn check<'a>(
     id: Option<Cow<'a, RawValue>>,
@@ -286,6 +355,31 @@ mod tests {
             parse_request(escaped, &ALL).unwrap().params.get(),
             r#"{"a":[1]}"#
         );
+    }
+
+    #[test]
+    fn an_add_request_reads_in_one_pass_as_the_envelope_reads_it() {
+        let body = br#"{"params": {"parts": [{"kind": "data", "data": {"a": [1, 2]}}]}, "id": 7, "jsonrpc": "2.0", "method": "data/add", "x": 1}"#;
+        let (id, parts) = parse_add_request(body).unwrap();
+        let request = parse_request(body, &ALL).unwrap();
+        assert_eq!(id, request.id);
+        assert_eq!(
+            parts,
+            crate::part::parts_from_add_params(&request.params).unwrap()
+        );
+        for other in [
+            r#"{"jsonrpc": "2.0", "id": 1, "method": "data/get", "params": {"parts": []}}"#,
+            r#"{"jsonrpc": "1.0", "id": 1, "method": "data/add", "params": {"parts": []}}"#,
+            r#"{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "data/add", "params": {"parts": []}}"#,
+            r#"{"jsonrpc": "2.0", "method": "data/add", "params": {"parts": [{"kind": "file", "file": {"uri": "x"}}]}}"#,
+            r#"{"jsonrpc": "2.0", "method": "data/add"}"#,
+            r#"[{"jsonrpc": "2.0", "method": "data/add", "params": {"parts": []}}]"#,
+        ] {
+            assert!(parse_add_request(other.as_bytes()).is_none(), "{other}");
+        }
+        let bare =
+            parse_add_request(br#"{"jsonrpc":"2.0","method":"data/add","params":{"parts":[]}}"#);
+        assert_eq!(bare, Some((Value::Null, Vec::new())));
     }
 
     #[test]

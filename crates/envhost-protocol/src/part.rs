@@ -112,15 +112,22 @@ fn slow_parts(list: Value) -> Result<Vec<Part>, String> {
 
 /// `data/add` params as the one-pass reading sees them.
 #[derive(Deserialize)]
-struct FastParams<'a> {
+pub(crate) struct FastParams<'a> {
     #[serde(borrow)]
     parts: Vec<FastPart<'a>>,
+}
+
+impl FastParams<'_> {
+    /// The parts, when every one reads in one pass.
+    pub(crate) fn into_parts(self) -> Option<Vec<Part>> {
+        fast_parts(self.parts)
+    }
 }
 
 /// A part as the one-pass reading sees it: only a JSON object (never an array, as serde's
 /// derive would also read), each key at most once.
 #[derive(Default)]
-struct FastPart<'a> {
+pub(crate) struct FastPart<'a> {
     kind: Option<&'a str>,
     text: Option<String>,
     data: Option<&'a RawValue>,

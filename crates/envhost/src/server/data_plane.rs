@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::reply;
@@ -20,22 +21,39 @@ pub const RETRY_AFTER_SECONDS: &str = "1";
 /// Handles one data-plane request (protocol.md#envelope).
 pub async fn rpc(Current(episode): Current, body: Bytes) -> Response {
     let served = &episode.catalog().description.operations;
+    if served.contains(&Operation::Add)
+        && let Some((id, parts)) = jsonrpc::parse_add_request(&body)
+    {
+        return answer(id, Operation::Add, add(&episode, parts).await);
+    }
     let request = match jsonrpc::parse_request(&body, served) {
         Ok(request) => request,
         Err(e) => return reply::json(StatusCode::OK, &e.to_json()),
     };
-    match dispatch(&episode, request.operation, &request.params).await {
-        Ok(result) => reply::json(StatusCode::OK, &jsonrpc::success(request.id, result)),
+    let result = dispatch(&episode, request.operation, &request.params).await;
+    answer(request.id, request.operation, result)
+}
+
+/// The answer to request `id` of `operation` that came out as `result`.
+fn answer(id: Value, operation: Operation, result: Result<Answer, DataError>) -> Response {
+    match result {
+        Ok(result) => reply::json(StatusCode::OK, &jsonrpc::success(id, result)),
         Err(DataError::Params(detail)) => reply::json(
             StatusCode::OK,
-            &RpcError::invalid_params(request.id, detail).to_json(),
+            &RpcError::invalid_params(id, detail).to_json(),
         ),
         Err(DataError::Failed(message)) => reply::json(
             StatusCode::OK,
-            &RpcError::handler_failed(request.id, request.operation, message).to_json(),
+            &RpcError::handler_failed(id, operation, message).to_json(),
         ),
         Err(DataError::Busy(e)) => busy(&e.to_coded()),
     }
+}
+
+/// `data/add` of `parts`.
+async fn add(episode: &Episode, parts: Vec<Part>) -> Result<Answer, DataError> {
+    episode.add_data(parts).await?;
+    Ok(Answer::Empty {})
 }
 
 /// A data-plane operation's result: `{}`, or `data/get`'s `{"parts": [...]}`.
@@ -67,9 +85,11 @@ async fn dispatch(
             Ok(Answer::Empty {})
         }
         Operation::Add => {
-            let parts = parts_from_add_params(params).map_err(DataError::Params)?;
-            episode.add_data(parts).await?;
-            Ok(Answer::Empty {})
+            add(
+                episode,
+                parts_from_add_params(params).map_err(DataError::Params)?,
+            )
+            .await
         }
         Operation::Get => Ok(Answer::Parts {
             parts: episode.get_data().await?,
