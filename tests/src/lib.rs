@@ -209,7 +209,12 @@ impl TestServer {
     pub async fn new_episode(&self, environment: &str) -> Endpoint {
         let (status, answer) = self.create_episode(environment).await;
         assert_eq!(status, 201, "{answer}");
-        let url = answer["url"].as_str().expect("the episode's url");
+        self.endpoint(&answer)
+    }
+
+    /// The episode a `POST /episodes` answer (`created`) names, as an endpoint.
+    pub fn endpoint(&self, created: &Value) -> Endpoint {
+        let url = created["url"].as_str().expect("the episode's url");
         Endpoint {
             url: format!("{}{}", self.url, url.trim_end_matches('/')),
         }

@@ -371,13 +371,7 @@ async fn an_episode_is_created_seeded_with_parts_or_from_a_snapshot() {
     let (status, created) =
         create_with(&server, json!({"environment": "slack", "parts": parts})).await;
     assert_eq!(status, 201, "{created}");
-    let seeded = envhost_tests::Endpoint {
-        url: format!(
-            "{}{}",
-            server.url,
-            created["url"].as_str().unwrap().trim_end_matches('/')
-        ),
-    };
+    let seeded = server.endpoint(&created);
     let data = seeded.rpc("data/get", json!({})).await;
     assert_eq!(data["result"]["parts"][0]["data"], parts[0]["data"]);
     let root = server.rpc("data/get", json!({})).await;
@@ -395,13 +389,7 @@ async fn an_episode_is_created_seeded_with_parts_or_from_a_snapshot() {
     let (status, restored) = create_with(&server, json!({"snapshot": snapshot})).await;
     assert_eq!(status, 201, "{restored}");
     assert_eq!(restored["environment"], "slack");
-    let restored = envhost_tests::Endpoint {
-        url: format!(
-            "{}{}",
-            server.url,
-            restored["url"].as_str().unwrap().trim_end_matches('/')
-        ),
-    };
+    let restored = server.endpoint(&restored);
     assert_eq!(
         restored.rpc("data/get", json!({})).await["result"],
         data["result"]

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::description::Operation;
-use super::part::{FastParams, Part};
+use super::part::{FastParams, Part, once};
 
 /// `-32700`: the body is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -217,12 +217,6 @@ impl<'de: 'a, 'a> Visitor<'de> for AddRequestVisitor<'a> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
-            match slot.replace(value) {
-                None => Ok(()),
-                Some(_) => Err(E::custom("a key given twice")),
-            }
-        }
         let mut request = AddRequest::default();
         while let Some(key) = map.next_key::<&'de str>()? {
             match key {

@@ -152,12 +152,6 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for FastPartVisitor<'a> {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
-            match slot.replace(value) {
-                None => Ok(()),
-                Some(_) => Err(E::custom("a key given twice")),
-            }
-        }
         let mut part = FastPart::default();
         while let Some(key) = map.next_key::<&'de str>()? {
             match key {
@@ -171,6 +165,15 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for FastPartVisitor<'a> {
             }
         }
         Ok(part)
+    }
+}
+
+/// Fills `slot` with the value of a key, refusing a key given twice (where a [`Value`] would
+/// keep the last, the one-pass readings leave the request to the `Value` reading).
+pub(crate) fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
+    match slot.replace(value) {
+        None => Ok(()),
+        Some(_) => Err(E::custom("a key given twice")),
     }
 }
 
