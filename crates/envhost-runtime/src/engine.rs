@@ -55,23 +55,71 @@ fn pool(instances: u32, max_memory_bytes: usize) -> PoolingAllocationConfig {
     pool
 }
 
-fn engine(config: &RuntimeConfig, pooled: bool) -> wasmtime::Result<Engine> {
+/// Address space a pooled memory slot reserves when the whole pool fits: 4 GiB, with
+/// [`UNCHECKED_GUARD_BYTES`] of guard, lets compiled code drop the bounds check on every load
+/// and store of a 32-bit memory.
+const UNCHECKED_RESERVATION_BYTES: u64 = 4 << 30;
+/// The guard after an unchecked slot, wasmtime's default on 64-bit hosts.
+const UNCHECKED_GUARD_BYTES: u64 = 32 << 20;
+/// The guard after a compact slot.
+const COMPACT_GUARD_BYTES: u64 = 64 << 10;
+
+/// Where instances come from, in the order [`Runtime::with_config`] tries them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Allocation {
+    /// The pool, each memory slot reserving [`UNCHECKED_RESERVATION_BYTES`] of address space
+    /// (about 4 TiB for 1,000 instances): no bounds checks in compiled code.
+    PooledUnchecked,
+    /// The pool, each memory slot reserving only the largest memory: a sixteenth of the
+    /// address space at the default 256 MiB, with bounds checks in compiled code.
+    PooledCompact,
+    /// On demand, wasmtime's defaults (no bounds checks either).
+    OnDemand,
+}
+
+fn engine(config: &RuntimeConfig, allocation: Allocation) -> wasmtime::Result<Engine> {
     let mut wasm = Config::new();
     wasm.epoch_interruption(true);
     wasm.wasm_component_model(true);
     wasm.cache(Some(wasmtime::Cache::new(wasmtime::CacheConfig::new())?));
-    if let (true, Some(instances)) = (pooled, config.pooled_instances) {
-        let slot = u64::try_from(config.max_memory_bytes).unwrap_or(u64::MAX);
-        wasm.memory_reservation(slot)
-            .memory_guard_size(64 << 10)
-            .memory_reservation_for_growth(0)
-            .memory_may_move(false);
-        wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool(
+    let largest = u64::try_from(config.max_memory_bytes).unwrap_or(u64::MAX);
+    let (instances, reservation, guard) = match (allocation, config.pooled_instances) {
+        (Allocation::OnDemand, _) | (_, None) => return Engine::new(&wasm),
+        (Allocation::PooledUnchecked, Some(instances)) => (
             instances,
-            config.max_memory_bytes,
-        )));
-    }
+            largest.max(UNCHECKED_RESERVATION_BYTES),
+            UNCHECKED_GUARD_BYTES,
+        ),
+        (Allocation::PooledCompact, Some(instances)) => (instances, largest, COMPACT_GUARD_BYTES),
+    };
+    wasm.memory_reservation(reservation)
+        .memory_guard_size(guard)
+        .memory_reservation_for_growth(0)
+        .memory_may_move(false);
+    wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool(
+        instances,
+        config.max_memory_bytes,
+    )));
     Engine::new(&wasm)
+}
+
+/// The first engine `config` can have: pooled with unchecked slots, then with compact ones
+/// (each refusal logged as a warning), then on demand.
+fn first_engine(config: &RuntimeConfig) -> Result<(Engine, Allocation), LoadError> {
+    if config.pooled_instances.is_some() {
+        for allocation in [Allocation::PooledUnchecked, Allocation::PooledCompact] {
+            match engine(config, allocation) {
+                Ok(engine) => return Ok((engine, allocation)),
+                Err(e) => tracing::warn!(
+                    error = %format!("{e:#}"),
+                    ?allocation,
+                    "cannot reserve the instance pool's address space; trying a smaller layout"
+                ),
+            }
+        }
+    }
+    let engine = engine(config, Allocation::OnDemand).map_err(LoadError::engine)?;
+    Ok((engine, Allocation::OnDemand))
 }
 
 /// The engine every environment of the process is compiled with, and the linker that gives
@@ -81,7 +129,7 @@ pub struct Runtime {
     pub(crate) linker: Arc<Linker<StoreData>>,
     /// Calls running in guests right now, across every environment of the engine.
     pub(crate) running: Arc<AtomicUsize>,
-    pooled: bool,
+    allocation: Allocation,
 }
 
 impl Runtime {
@@ -94,25 +142,15 @@ impl Runtime {
     }
 
     /// Builds the engine (epoch interruption on, compiled artefacts cached on disk) and starts
-    /// its epoch ticker thread, which stops when the engine is dropped. When the pool's address
-    /// space cannot be reserved, falls back to on-demand allocation with a warning.
+    /// its epoch ticker thread, which stops when the engine is dropped. A pool reserves 4 GiB
+    /// of address space per memory slot, so compiled code needs no bounds checks; when that
+    /// cannot be reserved, only the largest memory per slot (with bounds checks), and when
+    /// neither can, instances are allocated on demand; each fallback is logged as a warning.
     ///
     /// # Errors
     /// [`LoadError::Engine`] when wasmtime refuses the configuration.
     pub fn with_config(config: &RuntimeConfig) -> Result<Self, LoadError> {
-        let mut pooled = config.pooled_instances.is_some();
-        let engine = match engine(config, pooled) {
-            Ok(engine) => engine,
-            Err(e) if pooled => {
-                tracing::warn!(
-                    error = %format!("{e:#}"),
-                    "cannot reserve the instance pool; allocating instances on demand"
-                );
-                pooled = false;
-                engine(config, false).map_err(LoadError::engine)?
-            }
-            Err(e) => return Err(LoadError::engine(e)),
-        };
+        let (engine, allocation) = first_engine(config)?;
         let linker = crate::linker::environment(&engine).map_err(LoadError::engine)?;
         let running = Arc::new(AtomicUsize::new(0));
         start_ticker(&engine, running.clone()).map_err(LoadError::engine)?;
@@ -120,13 +158,13 @@ impl Runtime {
             engine,
             linker: Arc::new(linker),
             running,
-            pooled,
+            allocation,
         })
     }
 
     /// Whether instances come from the pool.
     pub fn is_pooled(&self) -> bool {
-        self.pooled
+        self.allocation != Allocation::OnDemand
     }
 }
 
@@ -163,5 +201,15 @@ mod tests {
         };
         let runtime = Runtime::with_config(&config).unwrap();
         assert!(!runtime.is_pooled());
+    }
+
+    #[test]
+    fn a_default_sized_pool_needs_no_bounds_checks() {
+        let config = RuntimeConfig {
+            pooled_instances: Some(1_000),
+            ..RuntimeConfig::default()
+        };
+        let runtime = Runtime::with_config(&config).unwrap();
+        assert_eq!(runtime.allocation, Allocation::PooledUnchecked);
     }
 }
