@@ -1,7 +1,10 @@
 //! Data-plane parts (protocol.md#parts), as the guest sees them.
 
+use std::io;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::ser::{Formatter, Serializer};
 use serde_json::{Map, Value};
 
 use crate::bindings::agentenv::environment::types as wit;
@@ -27,6 +30,39 @@ pub struct TextPart {
     pub metadata: Option<Map<String, Value>>,
 }
 
+/// Compact JSON but for `", "` and `": "` between items, keys and values.
+struct Spaced;
+
+impl Formatter for Spaced {
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+}
+
+/// `value` as JSON text with the [`Spaced`] separators.
+fn spaced<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    let mut text = Vec::with_capacity(128);
+    value.serialize(&mut Serializer::with_formatter(&mut text, Spaced))?;
+    // serde_json writes UTF-8 only.
+    Ok(String::from_utf8(text).unwrap_or_default())
+}
+
 /// A JSON object as its JSON text, as it crosses the component boundary: read it into your own
 /// types with [`JsonObject::read`] (one pass, no tree), or into a tree with
 /// [`JsonObject::to_map`]. The host checked that it is one JSON object.
@@ -34,12 +70,14 @@ pub struct TextPart {
 pub struct JsonObject(String);
 
 impl JsonObject {
-    /// The object serialized from `value`.
+    /// The object serialized from `value`, with the separators the data plane answers with
+    /// (`", "` and `": "`, Python's `json.dumps` spacing), so the host passes the text through
+    /// as it is.
     ///
     /// # Errors
     /// `invalid_part` when `value` does not serialize to a JSON object.
     pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<Self, EnvError> {
-        match serde_json::to_string(value) {
+        match spaced(value) {
             Ok(text) if text.starts_with('{') => Ok(Self(text)),
             Ok(_) => Err(EnvError::new(
                 "invalid_part",
@@ -69,8 +107,9 @@ impl JsonObject {
 }
 
 impl From<Map<String, Value>> for JsonObject {
+    /// The object's text, spaced as [`JsonObject::of`] spaces it.
     fn from(object: Map<String, Value>) -> Self {
-        Self(Value::Object(object).to_string())
+        Self(spaced(&object).unwrap_or_default())
     }
 }
 

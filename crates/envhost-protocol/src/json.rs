@@ -69,6 +69,9 @@ impl Formatter for PythonFormatter {
 /// control characters and everything beyond ASCII as lowercase `\uXXXX`, the rest as itself,
 /// whichever way the text wrote it). Numbers are written as the text wrote them.
 ///
+/// Text already in that form (what an environment built with the Rust SDK prints) is copied
+/// in runs as long as the text: only bytes that change interrupt a run.
+///
 /// # Errors
 /// The writer's.
 pub fn write_python_raw<W: ?Sized + io::Write>(w: &mut W, raw: &str) -> io::Result<()> {
@@ -79,15 +82,26 @@ pub fn write_python_raw<W: ?Sized + io::Write>(w: &mut W, raw: &str) -> io::Resu
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
-                w.write_all(&bytes[run..=i])?;
-                i = write_python_string_body(w, raw, i + 1)?;
-                run = i;
+                i = plain_string_bytes(bytes, i + 1);
+                match bytes.get(i) {
+                    Some(b'"') => i += 1,
+                    Some(_) => {
+                        w.write_all(&bytes[run..i])?;
+                        i = write_python_string_body(w, raw, i)?;
+                        run = i;
+                    }
+                    None => {}
+                }
             }
             b',' | b':' => {
-                w.write_all(&bytes[run..=i])?;
-                w.write_all(b" ")?;
                 i += 1;
-                run = i;
+                if bytes.get(i) == Some(&b' ') && !is_space(bytes.get(i + 1)) {
+                    i += 1;
+                } else {
+                    w.write_all(&bytes[run..i])?;
+                    w.write_all(b" ")?;
+                    run = i;
+                }
             }
             b' ' | b'\t' | b'\n' | b'\r' => {
                 w.write_all(&bytes[run..i])?;
@@ -98,6 +112,41 @@ pub fn write_python_raw<W: ?Sized + io::Write>(w: &mut W, raw: &str) -> io::Resu
         }
     }
     w.write_all(&bytes[run..])
+}
+
+/// Whether `byte` is JSON whitespace.
+fn is_space(byte: Option<&u8>) -> bool {
+    matches!(byte, Some(b' ' | b'\t' | b'\n' | b'\r'))
+}
+
+/// The index of the first byte at or after `from` that a string body cannot copy as it is: a
+/// quote, a backslash or a byte beyond ASCII (`bytes.len()` when there is none). Reads eight
+/// bytes at a time.
+fn plain_string_bytes(bytes: &[u8], from: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    // A byte of `x` is zero exactly where the high bit of the answer is set (no false
+    // positives below the first zero byte, which is all the scan needs).
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_ne_bytes(word);
+        if (has_zero(word ^ QUOTES) | has_zero(word ^ BACKSLASHES) | (word & HIGHS)) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while let Some(&byte) = bytes.get(i) {
+        if byte == b'"' || byte == b'\\' || byte >= 0x80 {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 /// Writes the body of the string that starts at `raw[start..]` (after its opening quote) and
@@ -111,6 +160,7 @@ fn write_python_string_body<W: ?Sized + io::Write>(
     let mut i = start;
     let mut run = start;
     loop {
+        i = plain_string_bytes(bytes, i);
         let Some(&byte) = bytes.get(i) else {
             w.write_all(&bytes[run..])?;
             return Ok(bytes.len());
@@ -125,7 +175,7 @@ fn write_python_string_body<W: ?Sized + io::Write>(
                 i = write_python_escape(w, bytes, i)?;
                 run = i;
             }
-            0x80.. => {
+            _ => {
                 w.write_all(&bytes[run..i])?;
                 let c = raw[i..].chars().next().unwrap_or('\u{fffd}');
                 let mut units = [0u16; 2];
@@ -135,7 +185,6 @@ fn write_python_string_body<W: ?Sized + io::Write>(
                 i += c.len_utf8();
                 run = i;
             }
-            _ => i += 1,
         }
     }
 }
@@ -248,6 +297,42 @@ mod tests {
                 assert_eq!(written, expected);
             }
             assert_eq!(String::from_utf8(to_python_json(&raw)).unwrap(), written);
+        }
+    }
+
+    /// `raw` through [`write_python_raw`], as a string.
+    fn transcoded(raw: &str) -> String {
+        let mut written = Vec::new();
+        write_python_raw(&mut written, raw).unwrap();
+        String::from_utf8(written).unwrap()
+    }
+
+    #[test]
+    fn text_in_python_form_is_written_as_it_is() {
+        let value = json!({"a": [1, {"b": "x, y: z"}], "s": "\u{fc} \\ \" end", "e": {}});
+        let python = String::from_utf8(to_python_json(&value)).unwrap();
+        assert_eq!(transcoded(&python), python);
+        assert_eq!(transcoded(&value.to_string()), python);
+        assert_eq!(
+            transcoded(r#"{"a":  1, "b" :[2 ,3]}"#),
+            r#"{"a": 1, "b": [2, 3]}"#
+        );
+    }
+
+    #[test]
+    fn every_special_character_is_found_at_every_offset() {
+        for special in ["\"", "\\", "\n", "ü", "🎉", "\u{1}", "\u{7f}", "/"] {
+            for offset in 0..20 {
+                let text = format!("{}{special}{}", "a".repeat(offset), "b".repeat(offset % 9));
+                let value = json!({"k": text, "l": [text]});
+                let expected = String::from_utf8(to_python_json(&value)).unwrap();
+                assert_eq!(
+                    transcoded(&value.to_string()),
+                    expected,
+                    "{special} at {offset}"
+                );
+                assert_eq!(transcoded(&expected), expected, "{special} at {offset}");
+            }
         }
     }
 
