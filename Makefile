@@ -104,6 +104,7 @@ $(VENV)/.installed: tests/python/requirements.txt
 test: setup-test
 	$(MAKE) guests host-all venv
 	cargo test --release --workspace
+	cargo test --release --manifest-path guests/Cargo.toml -p desk
 	$(MAKE) test-js
 	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
 

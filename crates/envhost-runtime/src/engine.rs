@@ -127,6 +127,8 @@ fn first_engine(config: &RuntimeConfig) -> Result<(Engine, Allocation), LoadErro
 pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) linker: Arc<Linker<StoreData>>,
+    /// The linker of drivers.
+    pub(crate) driver_linker: Arc<Linker<StoreData>>,
     /// Calls running in guests right now, across every environment of the engine.
     pub(crate) running: Arc<AtomicUsize>,
     allocation: Allocation,
@@ -152,11 +154,13 @@ impl Runtime {
     pub fn with_config(config: &RuntimeConfig) -> Result<Self, LoadError> {
         let (engine, allocation) = first_engine(config)?;
         let linker = crate::linker::environment(&engine).map_err(LoadError::engine)?;
+        let driver_linker = crate::linker::driver(&engine).map_err(LoadError::engine)?;
         let running = Arc::new(AtomicUsize::new(0));
         start_ticker(&engine, running.clone()).map_err(LoadError::engine)?;
         Ok(Self {
             engine,
             linker: Arc::new(linker),
+            driver_linker: Arc::new(driver_linker),
             running,
             allocation,
         })

@@ -21,6 +21,7 @@ pub mod bindings;
 mod call;
 pub mod capability;
 mod convert;
+pub mod driver;
 mod engine;
 mod environment;
 mod error;

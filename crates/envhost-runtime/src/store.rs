@@ -6,6 +6,8 @@ use wasmtime_wasi::{WasiCtxView, WasiView};
 
 use crate::capability::context::Context;
 use crate::capability::log::Log;
+use crate::capability::pixels::Pixels;
+use crate::capability::timing::Timing;
 use crate::capability::wasi::{Sources, Wasi};
 use crate::limits::{Deadline, Limits, MemoryCap};
 
@@ -17,6 +19,10 @@ pub struct StoreData {
     pub(crate) context: Context,
     /// The guest's log.
     pub(crate) log: Log,
+    /// A driver's captures held by the host.
+    pub(crate) pixels: Pixels,
+    /// Time passing inside a driver's operation.
+    pub(crate) timing: Timing,
     memory: MemoryCap,
     deadline: Deadline,
 }
@@ -29,6 +35,8 @@ impl StoreData {
             wasi: Wasi::new(sources),
             context: Context::default(),
             log: Log::new(label),
+            pixels: Pixels::default(),
+            timing: Timing,
             memory: MemoryCap::new(limits.memory_bytes),
             deadline: Deadline::new(limits.cpu_deadline),
         }

@@ -8,7 +8,11 @@
 //! - [`context`]: `agentenv:environment/context`, the call being served.
 //! - [`log`]: `agentenv:environment/log`, the guest's log records, rate-limited, into the host's
 //!   log.
+//! - [`pixels`]: `agentenv:computer/pixels`, captures the host holds for a driver.
+//! - [`timing`]: `agentenv:computer/timing`, time passing inside a driver's operation.
 
 pub mod context;
 pub mod log;
+pub mod pixels;
+pub mod timing;
 pub mod wasi;

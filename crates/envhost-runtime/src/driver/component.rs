@@ -1,0 +1,205 @@
+//! A driver compiled once: its `InstancePre`, the groups it exports, its checked features.
+
+use std::sync::Arc;
+
+use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::{Engine, Store};
+
+use super::bindings::agentenv::computer::types::FeatureSet;
+use super::bindings::exports::agentenv::computer::{display_modes, keyboard, operations, pointer};
+use super::features;
+use super::instance::DriverInstance;
+use crate::capability::wasi::{Seed, Sources};
+use crate::engine::Runtime;
+use crate::limits::Limits;
+use crate::store::StoreData;
+
+/// The interface every driver exports.
+const OPERATIONS_EXPORT: &str = "agentenv:computer/operations@0.1.0";
+
+/// The `x11` capability's import name: a driver that imports it needs the operator's display
+/// grant.
+const X11_IMPORT: &str = "agentenv:computer/x11@0.1.0";
+
+/// Why a driver component cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverLoadError {
+    /// The bytes are not a component, or it does not export `agentenv:computer/operations`.
+    #[error("not a computer driver component: {0}")]
+    Compile(String),
+    /// The component imports a capability the operator did not grant.
+    #[error(
+        "the driver imports {import}, which needs a display granted to it (`--display :N`); none is"
+    )]
+    NotGranted {
+        /// The import.
+        import: String,
+    },
+    /// Instantiating the component, or asking its name and features, failed.
+    #[error("the driver failed to start: {0}")]
+    Start(String),
+    /// The declared features break the contract.
+    #[error("the driver's features break the computer contract: {}", .0.join("; "))]
+    Features(Vec<String>),
+}
+
+/// The optional groups of the contract a driver has: each one an interface it exports
+/// (computer.md#features).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Groups {
+    /// `agentenv:computer/pointer`: the pointer tools, clicks and scrolls at the pointer.
+    pub pointer: bool,
+    /// `agentenv:computer/keyboard`: held keys, `computer-keyboard/v1`.
+    pub keyboard: bool,
+    /// `agentenv:computer/display-modes`: `computer-display/v1`'s `set`.
+    pub display_modes: bool,
+}
+
+/// Where each exported interface of a driver is.
+pub(crate) struct Indices {
+    pub(crate) operations: operations::GuestIndices,
+    pub(crate) pointer: Option<pointer::GuestIndices>,
+    pub(crate) keyboard: Option<keyboard::GuestIndices>,
+    pub(crate) display_modes: Option<display_modes::GuestIndices>,
+}
+
+/// A driver compiled once; every episode of it is instantiated from here.
+pub struct Driver {
+    ready: Ready,
+    name: String,
+    features: FeatureSet,
+    groups: Groups,
+}
+
+/// A compiled driver linked to the host's imports, and the limits of its instances.
+struct Ready {
+    engine: Engine,
+    pre: InstancePre<StoreData>,
+    indices: Arc<Indices>,
+    limits: Limits,
+}
+
+impl Ready {
+    /// A fresh store and instance, labelled `label` in the log, under the CPU deadline of
+    /// each call.
+    async fn instantiate(&self, label: &str) -> wasmtime::Result<DriverInstance> {
+        let sources = Sources::new(Seed::fresh());
+        sources.tape.go_live();
+        let store = Store::new(
+            &self.engine,
+            StoreData::new(label.into(), &self.limits, &sources),
+        );
+        DriverInstance::start(store, &self.pre, &self.indices, self.limits).await
+    }
+}
+
+impl Driver {
+    /// Compiles the component `bytes` (on a blocking thread), checks what it imports against
+    /// the grants (none yet: a driver importing `x11` is refused), finds the groups it exports,
+    /// and asks it its name and features, which must pass the contract's checks.
+    ///
+    /// # Errors
+    /// [`DriverLoadError`], naming what is wrong.
+    pub async fn from_bytes(
+        runtime: &Runtime,
+        bytes: Vec<u8>,
+        limits: Limits,
+    ) -> Result<Self, DriverLoadError> {
+        let engine = runtime.engine.clone();
+        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
+            .await
+            .map_err(|e| DriverLoadError::Compile(e.to_string()))?
+            .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))?;
+        if !component
+            .component_type()
+            .exports(&runtime.engine)
+            .any(|(name, _)| name == OPERATIONS_EXPORT)
+        {
+            return Err(DriverLoadError::Compile(format!(
+                "the component does not export {OPERATIONS_EXPORT}"
+            )));
+        }
+        refuse_ungranted(&runtime.engine, &component)?;
+        let pre = link(&runtime.driver_linker, &component)?;
+        let indices = Arc::new(Indices {
+            operations: operations::GuestIndices::new(&pre)
+                .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))?,
+            pointer: pointer::GuestIndices::new(&pre).ok(),
+            keyboard: keyboard::GuestIndices::new(&pre).ok(),
+            display_modes: display_modes::GuestIndices::new(&pre).ok(),
+        });
+        let groups = Groups {
+            pointer: indices.pointer.is_some(),
+            keyboard: indices.keyboard.is_some(),
+            display_modes: indices.display_modes.is_some(),
+        };
+        let ready = Ready {
+            engine: runtime.engine.clone(),
+            pre,
+            indices,
+            limits,
+        };
+        let mut instance = ready
+            .instantiate("describe")
+            .await
+            .map_err(|e| DriverLoadError::Start(format!("{e:#}")))?;
+        let (name, features) = instance
+            .describe()
+            .await
+            .map_err(|e| DriverLoadError::Start(e.to_string()))?;
+        features::check(&features).map_err(DriverLoadError::Features)?;
+        Ok(Self {
+            ready,
+            name,
+            features,
+            groups,
+        })
+    }
+
+    /// The driver's own name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The features it declared, checked.
+    pub fn features(&self) -> &FeatureSet {
+        &self.features
+    }
+
+    /// The optional groups it exports.
+    pub fn groups(&self) -> Groups {
+        self.groups
+    }
+
+    /// A fresh store and instance, labelled `label` in the log.
+    ///
+    /// # Errors
+    /// wasmtime's, when the instance cannot be made or fails to start.
+    pub async fn instantiate(&self, label: &str) -> wasmtime::Result<DriverInstance> {
+        self.ready.instantiate(label).await
+    }
+}
+
+/// Refuses a component that imports a capability the operator has not granted.
+fn refuse_ungranted(engine: &Engine, component: &Component) -> Result<(), DriverLoadError> {
+    match component
+        .component_type()
+        .imports(engine)
+        .find(|(name, _)| *name == X11_IMPORT)
+    {
+        Some((import, _)) => Err(DriverLoadError::NotGranted {
+            import: import.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Links `component` with the driver linker.
+fn link(
+    linker: &Linker<StoreData>,
+    component: &Component,
+) -> Result<InstancePre<StoreData>, DriverLoadError> {
+    linker
+        .instantiate_pre(component)
+        .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))
+}

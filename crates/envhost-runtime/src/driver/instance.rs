@@ -1,0 +1,425 @@
+//! One live instance of a driver: its store and the groups it exports, called under the CPU
+//! deadline of each call.
+
+use std::sync::Arc;
+
+use wasmtime::component::InstancePre;
+use wasmtime::{Store, UpdateDeadline};
+
+use super::bindings::agentenv::computer::types::{
+    Button, DisplayState, DriverError, FeatureSet, Point, ReadyCheck, ScrollDirection,
+};
+use super::bindings::exports::agentenv::computer::operations::CaptureImage;
+use super::bindings::exports::agentenv::computer::{display_modes, keyboard, operations, pointer};
+use super::component::Indices;
+use crate::limits::Limits;
+use crate::store::StoreData;
+
+/// Pixels a capture answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pixels {
+    /// Three bytes (red, green, blue) a pixel, rows top to bottom.
+    Rgb {
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+        /// `width × height × 3` bytes.
+        rgb: Vec<u8>,
+    },
+    /// One palette index a pixel, rows top to bottom.
+    Indexed {
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+        /// Three bytes a colour.
+        palette: Vec<u8>,
+        /// `width × height` indices.
+        indices: Vec<u8>,
+    },
+}
+
+impl Pixels {
+    /// The image's size in pixels, `(width, height)`.
+    pub fn size(&self) -> (u32, u32) {
+        match self {
+            Self::Rgb { width, height, .. } | Self::Indexed { width, height, .. } => {
+                (*width, *height)
+            }
+        }
+    }
+}
+
+/// How a driver's operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverCallError {
+    /// The driver answered with a contract error.
+    #[error("{}: {}", .0.code_name(), .0.message)]
+    Driver(DriverError),
+    /// The driver does not have the group of the operation.
+    #[error("the driver has no {0} group")]
+    NoGroup(&'static str),
+    /// The driver trapped, ran past its CPU deadline or exhausted its memory; the instance
+    /// cannot be used again.
+    #[error("the driver failed: {0}")]
+    Fault(String),
+}
+
+impl DriverError {
+    /// The code as the contract spells it, e.g. `invalid_argument`.
+    pub fn code_name(&self) -> &'static str {
+        use super::bindings::agentenv::computer::types::ErrorCode;
+        match self.code {
+            ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::OutOfBounds => "out_of_bounds",
+            ErrorCode::Unsupported => "unsupported",
+            ErrorCode::TargetUnavailable => "target_unavailable",
+            ErrorCode::DeviceUnavailable => "device_unavailable",
+            ErrorCode::LimitExceeded => "limit_exceeded",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::DeliveryFailed => "delivery_failed",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+/// A live driver instance. A call that faults leaves it unusable: every later call answers
+/// [`DriverCallError::Fault`].
+pub struct DriverInstance {
+    store: Store<StoreData>,
+    operations: operations::Guest,
+    pointer: Option<pointer::Guest>,
+    keyboard: Option<keyboard::Guest>,
+    display_modes: Option<display_modes::Guest>,
+    limits: Limits,
+    faulted: Option<String>,
+}
+
+/// The outcome of a guest call: the driver's own answer, or a fault.
+type Outcome<T> = wasmtime::Result<Result<T, DriverError>>;
+
+impl DriverInstance {
+    /// Instantiates `pre` in `store` and finds its exports.
+    pub(crate) async fn start(
+        mut store: Store<StoreData>,
+        pre: &InstancePre<StoreData>,
+        indices: &Arc<Indices>,
+        limits: Limits,
+    ) -> wasmtime::Result<Self> {
+        store.limiter(StoreData::limiter);
+        store.epoch_deadline_callback(|mut ctx| {
+            if ctx.data_mut().past_deadline() {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                Box::pin(tokio::task::yield_now()),
+            ))
+        });
+        StoreData::arm_deadline(&mut store, &limits);
+        let instance = pre.instantiate_async(&mut store).await?;
+        let operations = indices.operations.load(&mut store, &instance)?;
+        let pointer = match &indices.pointer {
+            Some(i) => Some(i.load(&mut store, &instance)?),
+            None => None,
+        };
+        let keyboard = match &indices.keyboard {
+            Some(i) => Some(i.load(&mut store, &instance)?),
+            None => None,
+        };
+        let display_modes = match &indices.display_modes {
+            Some(i) => Some(i.load(&mut store, &instance)?),
+            None => None,
+        };
+        Ok(Self {
+            store,
+            operations,
+            pointer,
+            keyboard,
+            display_modes,
+            limits,
+            faulted: None,
+        })
+    }
+
+    /// Arms the CPU deadline, or refuses when an earlier call faulted.
+    fn arm(&mut self) -> Result<(), DriverCallError> {
+        if let Some(fault) = &self.faulted {
+            return Err(DriverCallError::Fault(fault.clone()));
+        }
+        StoreData::arm_deadline(&mut self.store, &self.limits);
+        Ok(())
+    }
+
+    /// Turns a guest call's outcome into the answer, remembering a fault.
+    fn settle<T>(&mut self, outcome: Outcome<T>) -> Result<T, DriverCallError> {
+        match outcome {
+            Ok(answer) => answer.map_err(DriverCallError::Driver),
+            Err(e) => {
+                let fault = format!("{e:#}");
+                self.faulted = Some(fault.clone());
+                Err(DriverCallError::Fault(fault))
+            }
+        }
+    }
+
+    /// The driver's name and features.
+    ///
+    /// # Errors
+    /// [`DriverCallError::Fault`].
+    pub async fn describe(&mut self) -> Result<(String, FeatureSet), DriverCallError> {
+        self.arm()?;
+        let ops = &self.operations;
+        let outcome: Outcome<(String, FeatureSet)> = async {
+            let name = ops.call_name(&mut self.store).await?;
+            let features = ops.call_features(&mut self.store).await?;
+            Ok(Ok((name, features)))
+        }
+        .await;
+        self.settle(outcome)
+    }
+
+    /// The display now.
+    ///
+    /// # Errors
+    /// The driver's error, or a fault.
+    pub async fn display(&mut self) -> Result<DisplayState, DriverCallError> {
+        self.arm()?;
+        let outcome = self.operations.call_display(&mut self.store).await;
+        self.settle(outcome)
+    }
+
+    /// The whole display's pixels.
+    ///
+    /// # Errors
+    /// The driver's error, or a fault (including a capture handle the store does not hold).
+    pub async fn capture(&mut self) -> Result<Pixels, DriverCallError> {
+        self.arm()?;
+        let outcome = self.operations.call_capture(&mut self.store).await;
+        let image = self.settle(outcome)?;
+        Ok(match image {
+            CaptureImage::Drawn(image) => Pixels::Rgb {
+                width: image.width,
+                height: image.height,
+                rgb: image.rgb,
+            },
+            CaptureImage::Indexed(image) => Pixels::Indexed {
+                width: image.width,
+                height: image.height,
+                palette: image.palette,
+                indices: image.indices,
+            },
+            CaptureImage::Held(handle) => {
+                let taken = self.store.data_mut().pixels.take(handle);
+                let captured = self.settle(taken.map(Ok))?;
+                Pixels::Rgb {
+                    width: captured.width,
+                    height: captured.height,
+                    rgb: captured.rgb,
+                }
+            }
+        })
+    }
+
+    /// The driver's own ready checks.
+    ///
+    /// # Errors
+    /// A fault.
+    pub async fn ready_checks(&mut self) -> Result<Vec<ReadyCheck>, DriverCallError> {
+        self.arm()?;
+        let outcome = self.operations.call_ready_checks(&mut self.store).await;
+        self.settle(outcome.map(Ok))
+    }
+
+    /// Clicks `button` `count` times at `at`, `modifiers` held.
+    ///
+    /// # Errors
+    /// The driver's error, or a fault.
+    pub async fn click(
+        &mut self,
+        at: Point,
+        button: Button,
+        count: u32,
+        modifiers: &[String],
+    ) -> Result<(), DriverCallError> {
+        self.arm()?;
+        let outcome = self
+            .operations
+            .call_click(&mut self.store, at, button, count, modifiers)
+            .await;
+        self.settle(outcome)
+    }
+
+    /// Drags `button` through `path` over about `duration_ms`, `modifiers` held.
+    ///
+    /// # Errors
+    /// The driver's error, or a fault.
+    pub async fn drag(
+        &mut self,
+        path: &[Point],
+        button: Button,
+        duration_ms: u32,
+        modifiers: &[String],
+    ) -> Result<(), DriverCallError> {
+        self.arm()?;
+        let outcome = self
+            .operations
+            .call_drag(&mut self.store, path, button, duration_ms, modifiers)
+            .await;
+        self.settle(outcome)
+    }
+
+    /// Scrolls `amount` notches `direction` at `at`, `modifiers` held.
+    ///
+    /// # Errors
+    /// The driver's error, or a fault.
+    pub async fn scroll(
+        &mut self,
+        at: Point,
+        direction: ScrollDirection,
+        amount: u32,
+        modifiers: &[String],
+    ) -> Result<(), DriverCallError> {
+        self.arm()?;
+        let outcome = self
+            .operations
+            .call_scroll(&mut self.store, at, direction, amount, modifiers)
+            .await;
+        self.settle(outcome)
+    }
+
+    /// Types `text` through key events.
+    ///
+    /// # Errors
+    /// The driver's error, or a fault.
+    pub async fn type_text(
+        &mut self,
+        text: &str,
+        tap_hold_ms: u32,
+        type_delay_ms: u32,
+    ) -> Result<(), DriverCallError> {
+        self.arm()?;
+        let outcome = self
+            .operations
+            .call_type_text(&mut self.store, text, tap_hold_ms, type_delay_ms)
+            .await;
+        self.settle(outcome)
+    }
+
+    /// Presses the chord `keys`.
+    ///
+    /// # Errors
+    /// The driver's error, or a fault.
+    pub async fn press(
+        &mut self,
+        keys: &[String],
+        tap_hold_ms: u32,
+    ) -> Result<(), DriverCallError> {
+        self.arm()?;
+        let outcome = self
+            .operations
+            .call_press(&mut self.store, keys, tap_hold_ms)
+            .await;
+        self.settle(outcome)
+    }
+
+    /// Moves the pointer to `at` (pointer group).
+    ///
+    /// # Errors
+    /// [`DriverCallError::NoGroup`], the driver's error, or a fault.
+    pub async fn move_to(&mut self, at: Point) -> Result<(), DriverCallError> {
+        let group = self
+            .pointer
+            .clone()
+            .ok_or(DriverCallError::NoGroup("pointer"))?;
+        self.arm()?;
+        let outcome = group.call_move_to(&mut self.store, at).await;
+        self.settle(outcome)
+    }
+
+    /// Presses (`down`) or releases `button` where the pointer is (pointer group).
+    ///
+    /// # Errors
+    /// [`DriverCallError::NoGroup`], the driver's error, or a fault.
+    pub async fn button(&mut self, button: Button, down: bool) -> Result<(), DriverCallError> {
+        let group = self
+            .pointer
+            .clone()
+            .ok_or(DriverCallError::NoGroup("pointer"))?;
+        self.arm()?;
+        let outcome = if down {
+            group.call_button_down(&mut self.store, button).await
+        } else {
+            group.call_button_up(&mut self.store, button).await
+        };
+        self.settle(outcome)
+    }
+
+    /// Where the pointer is (pointer group).
+    ///
+    /// # Errors
+    /// [`DriverCallError::NoGroup`], the driver's error, or a fault.
+    pub async fn position(&mut self) -> Result<Point, DriverCallError> {
+        let group = self
+            .pointer
+            .clone()
+            .ok_or(DriverCallError::NoGroup("pointer"))?;
+        self.arm()?;
+        let outcome = group.call_position(&mut self.store).await;
+        self.settle(outcome)
+    }
+
+    /// Presses (`down`) or releases `keys` (keyboard group).
+    ///
+    /// # Errors
+    /// [`DriverCallError::NoGroup`], the driver's error, or a fault.
+    pub async fn keys(&mut self, keys: &[String], down: bool) -> Result<(), DriverCallError> {
+        let group = self
+            .keyboard
+            .clone()
+            .ok_or(DriverCallError::NoGroup("keyboard"))?;
+        self.arm()?;
+        let outcome = if down {
+            group.call_key_down(&mut self.store, keys).await
+        } else {
+            group.call_key_up(&mut self.store, keys).await
+        };
+        self.settle(outcome)
+    }
+
+    /// The display's modes (display-modes group).
+    ///
+    /// # Errors
+    /// [`DriverCallError::NoGroup`], or a fault.
+    pub async fn modes(&mut self) -> Result<Vec<(u32, u32)>, DriverCallError> {
+        let group = self
+            .display_modes
+            .clone()
+            .ok_or(DriverCallError::NoGroup("display-modes"))?;
+        self.arm()?;
+        let outcome = group.call_modes(&mut self.store).await;
+        self.settle(outcome.map(Ok))
+    }
+
+    /// Sets the display (display-modes group).
+    ///
+    /// # Errors
+    /// [`DriverCallError::NoGroup`], the driver's error, or a fault.
+    pub async fn set_display(
+        &mut self,
+        width: u32,
+        height: u32,
+        scale: f64,
+    ) -> Result<DisplayState, DriverCallError> {
+        let group = self
+            .display_modes
+            .clone()
+            .ok_or(DriverCallError::NoGroup("display-modes"))?;
+        self.arm()?;
+        let outcome = group
+            .call_set_display(&mut self.store, width, height, scale)
+            .await;
+        self.settle(outcome)
+    }
+}
