@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod card;
+pub mod computer;
 pub mod description;
 pub mod error;
 pub mod extension;

@@ -1,99 +1,13 @@
 //! The checks a driver's declared features must pass when it is loaded (computer.md#features):
 //! the constraints the reference SDK's class check applies.
 
+use envhost_protocol::computer::keys;
+
 use super::bindings::agentenv::computer::types::{Button, FeatureSet};
 
-/// The W3C key values a restricted `keys` list may name besides single characters
-/// (computer.md#keys).
-const NAMED_KEYS: &[&str] = &[
-    "Alt",
-    "AltGraph",
-    "CapsLock",
-    "Control",
-    "Fn",
-    "FnLock",
-    "Hyper",
-    "Meta",
-    "NumLock",
-    "ScrollLock",
-    "Shift",
-    "Super",
-    "Symbol",
-    "SymbolLock",
-    "Enter",
-    "Tab",
-    "ArrowDown",
-    "ArrowLeft",
-    "ArrowRight",
-    "ArrowUp",
-    "End",
-    "Home",
-    "PageDown",
-    "PageUp",
-    "Backspace",
-    "Clear",
-    "Copy",
-    "CrSel",
-    "Cut",
-    "Delete",
-    "EraseEof",
-    "ExSel",
-    "Insert",
-    "Paste",
-    "Redo",
-    "Undo",
-    "Accept",
-    "Again",
-    "Attn",
-    "Cancel",
-    "ContextMenu",
-    "Escape",
-    "Execute",
-    "Find",
-    "Help",
-    "Pause",
-    "Play",
-    "Props",
-    "Select",
-    "ZoomIn",
-    "ZoomOut",
-    "BrightnessDown",
-    "BrightnessUp",
-    "Eject",
-    "LogOff",
-    "Power",
-    "PowerOff",
-    "PrintScreen",
-    "Hibernate",
-    "Standby",
-    "WakeUp",
-    "AudioVolumeDown",
-    "AudioVolumeMute",
-    "AudioVolumeUp",
-    "MediaPlayPause",
-    "MediaStop",
-    "MediaTrackNext",
-    "MediaTrackPrevious",
-    "BrowserBack",
-    "BrowserFavorites",
-    "BrowserForward",
-    "BrowserHome",
-    "BrowserRefresh",
-    "BrowserSearch",
-    "BrowserStop",
-];
-
-/// Whether `key` is a canonical W3C key value: one character, a named key, or `F1`–`F24`.
+/// Whether `key` is a canonical W3C key value: one character, or a named key in its W3C case.
 pub(crate) fn is_canonical_key(key: &str) -> bool {
-    let mut chars = key.chars();
-    if let (Some(_), None) = (chars.next(), chars.next()) {
-        return true;
-    }
-    NAMED_KEYS.contains(&key)
-        || key
-            .strip_prefix('F')
-            .and_then(|n| n.parse::<u8>().ok())
-            .is_some_and(|n| (1..=24).contains(&n) && !key.starts_with("F0"))
+    keys::canonical(key).is_ok_and(|canonical| canonical == key)
 }
 
 /// Checks `features` as the reference's class check does; answers every problem found, one
