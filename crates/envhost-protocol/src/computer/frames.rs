@@ -52,9 +52,7 @@ pub struct Frame<T> {
     pub parent_id: Option<String>,
     /// When its root was captured, ISO-8601 UTC with microseconds and `Z`.
     pub captured_at: String,
-    /// Inputs delivered (by every caller) when its root was captured.
-    pub inputs: u64,
-    /// Its image.
+    /// Its image, and what else the host keeps with it (a crop's is its own).
     pub image: T,
 }
 
@@ -114,14 +112,12 @@ impl<T> Frame<T> {
 
 /// What a new frame is: a capture of the whole display, or a crop of a kept frame.
 pub enum Source<'a, T> {
-    /// A capture of `display`, taken at `captured_at` when `inputs` inputs had been delivered.
+    /// A capture of `display`, taken at `captured_at`.
     Capture {
         /// The display it shows.
         display: Display,
         /// ISO-8601 UTC with microseconds and `Z`.
         captured_at: String,
-        /// Inputs delivered so far.
-        inputs: u64,
     },
     /// A crop of `parent` whose pixel (0, 0) is `parent`'s pixel `origin`.
     Crop {
@@ -165,7 +161,6 @@ impl<T> FrameStore<T> {
             Source::Capture {
                 display,
                 captured_at,
-                inputs,
             } => Frame {
                 id,
                 size,
@@ -174,7 +169,6 @@ impl<T> FrameStore<T> {
                 root_size: size,
                 parent_id: None,
                 captured_at,
-                inputs,
                 image,
             },
             Source::Crop { parent, origin } => Frame {
@@ -185,7 +179,6 @@ impl<T> FrameStore<T> {
                 root_size: parent.root_size,
                 parent_id: Some(parent.id.clone()),
                 captured_at: parent.captured_at.clone(),
-                inputs: parent.inputs,
                 image,
             },
         };
@@ -245,7 +238,6 @@ mod tests {
         Source::Capture {
             display: DISPLAY,
             captured_at: "2026-12-03T19:00:00.000000Z".into(),
-            inputs: 0,
         }
     }
 

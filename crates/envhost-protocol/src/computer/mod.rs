@@ -5,4 +5,5 @@ pub mod errors;
 pub mod frames;
 pub mod keys;
 pub mod pyfmt;
+pub mod settings;
 pub mod spaces;

@@ -174,7 +174,6 @@ mod tests {
         let source = Source::Capture {
             display,
             captured_at: String::new(),
-            inputs: 0,
         };
         store.add(source, (1280, 800), (), "default")
     }

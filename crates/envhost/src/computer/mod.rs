@@ -1,0 +1,12 @@
+//! Computers: a driver component served with the `computer/v1` contract around it
+//! (computer.md). A [`Computer`] is one live driver instance with its frames, input queue,
+//! readiness latch, settings and held keys; [`tools::call`] answers its `computer_*` tools.
+
+mod act;
+pub mod image;
+mod queue;
+mod result;
+mod state;
+pub mod tools;
+
+pub use state::{Check, Computer, KeptFrame, Kind, Shot, coded};
