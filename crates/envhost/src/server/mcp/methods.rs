@@ -1,5 +1,8 @@
-//! The MCP methods an environment answers (protocol.md#methods): `initialize`, `ping`,
+//! The MCP methods a served episode answers (protocol.md#methods): `initialize`, `ping`,
 //! `tools/list`, `tools/call`, and empty resource and prompt lists.
+
+use std::future::Future;
+use std::pin::Pin;
 
 use http::HeaderMap;
 use serde::Deserialize;
@@ -7,8 +10,8 @@ use serde::de::DeserializeOwned;
 use serde_json::value::{RawValue, to_raw_value};
 use serde_json::{Map, Value};
 
-use envhost_protocol::Caller;
 use envhost_protocol::role::{ROLE_HEADER, mcp_caller};
+use envhost_protocol::{Caller, ToolResult};
 
 use super::listing::Listing;
 use super::result::call_tool_result;
@@ -19,6 +22,56 @@ use crate::embedding::Episode;
 
 /// A JSON-RPC error answer: code and message.
 pub type MethodError = (i64, String);
+
+/// A tool call's answer, to come.
+pub type Called<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
+
+/// What a served episode answers over MCP: an environment's episode, or a computer.
+pub trait Tools: Send + Sync {
+    /// The `initialize` result, but for its `protocolVersion`.
+    fn initialize_result(&self) -> Map<String, Value>;
+
+    /// The `tools/list` result for `caller`: the tools the caller may use.
+    ///
+    /// # Errors
+    /// serde_json's, should the list not encode.
+    fn list(&self, caller: &Caller) -> serde_json::Result<Box<RawValue>>;
+
+    /// Calls tool `name` with `arguments` for `caller`.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Map<String, Value>,
+        caller: Caller,
+    ) -> Called<'a>;
+}
+
+/// An environment's episode as MCP serves it, with its environment's listing.
+pub struct EpisodeTools<'a> {
+    /// The episode.
+    pub episode: &'a Episode,
+    /// Its environment's listing.
+    pub listing: &'a Listing,
+}
+
+impl Tools for EpisodeTools<'_> {
+    fn initialize_result(&self) -> Map<String, Value> {
+        self.listing.initialize_result.clone()
+    }
+
+    fn list(&self, caller: &Caller) -> serde_json::Result<Box<RawValue>> {
+        self.listing.tools(self.episode, caller)
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Map<String, Value>,
+        caller: Caller,
+    ) -> Called<'a> {
+        Box::pin(self.episode.call_tool(name, arguments, caller))
+    }
+}
 
 #[derive(Deserialize, Default)]
 struct MetaOnly {
@@ -64,22 +117,21 @@ fn caller(meta: Option<&Map<String, Value>>, headers: &HeaderMap, session: &str)
 }
 
 /// `initialize`: the client's protocol version when served, else the latest.
-fn initialize(listing: &Listing, params: Option<&RawValue>) -> Result<Box<RawValue>, MethodError> {
+fn initialize(tools: &dyn Tools, params: Option<&RawValue>) -> Result<Box<RawValue>, MethodError> {
     let asked: InitializeParams = self::params(params)?;
     let version = asked
         .protocol_version
         .filter(|v| SUPPORTED_VERSIONS.contains(&v.as_str()))
         .unwrap_or_else(|| LATEST_VERSION.to_owned());
-    let mut result = listing.initialize_result.clone();
+    let mut result = tools.initialize_result();
     result.insert("protocolVersion".into(), Value::String(version));
     raw(&result)
 }
 
-/// Answers request `method` of `session` to `episode`, whose environment's listing is
-/// `listing`; the error is a JSON-RPC error of the request.
+/// Answers request `method` of `session` to `tools`; the error is a JSON-RPC error of the
+/// request.
 pub async fn handle(
-    episode: &Episode,
-    listing: &Listing,
+    tools: &dyn Tools,
     method: &str,
     params: Option<&RawValue>,
     headers: &HeaderMap,
@@ -87,12 +139,12 @@ pub async fn handle(
 ) -> Result<Box<RawValue>, MethodError> {
     let empty = |key: &str| raw(&serde_json::json!({ key: [] }));
     match method {
-        "initialize" => initialize(listing, params),
+        "initialize" => initialize(tools, params),
         "ping" => raw(&serde_json::json!({})),
         "tools/list" => {
             let p: MetaOnly = self::params(params)?;
-            listing
-                .tools(episode, &caller(p.meta.as_ref(), headers, session))
+            tools
+                .list(&caller(p.meta.as_ref(), headers, session))
                 .map_err(|e| (INTERNAL_ERROR, e.to_string()))
         }
         "tools/call" => {
@@ -101,7 +153,7 @@ pub async fn handle(
                 .ok_or_else(|| (INVALID_PARAMS, "Invalid request parameters".to_owned()))?;
             let caller = caller(p.meta.as_ref(), headers, session);
             let arguments = p.arguments.unwrap_or_default();
-            let result = episode.call_tool(&p.name, arguments, caller).await;
+            let result = tools.call(&p.name, arguments, caller).await;
             raw(&call_tool_result(result))
         }
         "resources/list" => empty("resources"),

@@ -2,6 +2,9 @@
 //! reference (mcp 1.30) serves them: stateful sessions (404 for an unknown session id, 400 for a
 //! missing one), SSE answers, 202 for notifications, a standalone `GET` stream, `DELETE` to end a
 //! session. Requests of one session are served concurrently.
+//!
+//! The handlers [`post`], [`get`] and [`delete`] serve any [`McpEndpoint`]: an environment's
+//! episode ([`routes`]) or a computer.
 
 use std::sync::Arc;
 
@@ -14,18 +17,88 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 
 use super::endpoints::Endpoints;
-use super::methods;
-use super::sessions::Session;
+use super::methods::{self, EpisodeTools, Tools};
+use super::sessions::{Session, Sessions};
 use super::wire::{self, INTERNAL_ERROR, INVALID_REQUEST, Kind, Message, Refusal, SESSION_HEADER};
 use crate::embedding::Episode;
 use crate::server::state::{AppState, Current};
 
-/// The routes of `/mcp`: `POST`, `GET` and `DELETE`; other verbs get 405.
+/// Something served over MCP: its sessions and its tools.
+pub trait McpEndpoint: Send + Sync {
+    /// Its sessions, when one was ever opened.
+    fn sessions(&self) -> Option<Arc<Sessions>>;
+    /// Its sessions, made if need be (to open one).
+    fn sessions_or_default(&self) -> Arc<Sessions>;
+    /// What answers its requests; `None` when it cannot be listed.
+    fn tools(&self) -> Option<Box<dyn Tools + '_>>;
+}
+
+/// An environment's episode, with the server's endpoints.
+struct EpisodeEndpoint<'a> {
+    endpoints: &'a Endpoints,
+    episode: &'a Episode,
+}
+
+impl McpEndpoint for EpisodeEndpoint<'_> {
+    fn sessions(&self) -> Option<Arc<Sessions>> {
+        self.endpoints.sessions(self.episode)
+    }
+
+    fn sessions_or_default(&self) -> Arc<Sessions> {
+        self.endpoints.sessions_or_default(self.episode)
+    }
+
+    fn tools(&self) -> Option<Box<dyn Tools + '_>> {
+        let listing = self.endpoints.listing(self.episode)?;
+        Some(Box::new(EpisodeTools {
+            episode: self.episode,
+            listing,
+        }))
+    }
+}
+
+/// The routes of an episode's `/mcp`: `POST`, `GET` and `DELETE`; other verbs get 405.
 pub fn routes() -> MethodRouter<AppState> {
-    on(MethodFilter::POST, post)
-        .on(MethodFilter::GET, get)
-        .on(MethodFilter::DELETE, delete)
+    on(MethodFilter::POST, episode_post)
+        .on(MethodFilter::GET, episode_get)
+        .on(MethodFilter::DELETE, episode_delete)
         .fallback(method_not_allowed)
+}
+
+async fn episode_post(
+    State(state): State<AppState>,
+    Current(episode): Current,
+    request: Request,
+) -> Response {
+    let endpoint = EpisodeEndpoint {
+        endpoints: &state.mcp,
+        episode: &episode,
+    };
+    post(&endpoint, request).await
+}
+
+async fn episode_get(
+    State(state): State<AppState>,
+    Current(episode): Current,
+    headers: HeaderMap,
+) -> Response {
+    let endpoint = EpisodeEndpoint {
+        endpoints: &state.mcp,
+        episode: &episode,
+    };
+    get(&endpoint, &headers)
+}
+
+async fn episode_delete(
+    State(state): State<AppState>,
+    Current(episode): Current,
+    headers: HeaderMap,
+) -> Response {
+    let endpoint = EpisodeEndpoint {
+        endpoints: &state.mcp,
+        episode: &episode,
+    };
+    delete(&endpoint, &headers)
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {
@@ -46,16 +119,15 @@ fn missing_session() -> Refusal {
     )
 }
 
-/// The session a request to `episode` names: `Ok(None)` when it names none.
+/// The session a request to `endpoint` names: `Ok(None)` when it names none.
 fn named_session(
-    endpoints: &Endpoints,
-    episode: &Episode,
+    endpoint: &dyn McpEndpoint,
     headers: &HeaderMap,
 ) -> Result<Option<Arc<Session>>, Refusal> {
     match session_id(headers) {
         None => Ok(None),
-        Some(id) => endpoints
-            .sessions(episode)
+        Some(id) => endpoint
+            .sessions()
             .and_then(|sessions| sessions.get(id))
             .map(Some)
             .ok_or_else(not_found),
@@ -73,17 +145,13 @@ async fn headers_and_body(request: Request) -> Result<(HeaderMap, Bytes), Respon
     Ok((headers, body))
 }
 
-async fn post(
-    State(state): State<AppState>,
-    Current(episode): Current,
-    request: Request,
-) -> Response {
-    let endpoints = &state.mcp;
+/// `POST /mcp` to `endpoint`.
+pub async fn post(endpoint: &dyn McpEndpoint, request: Request) -> Response {
     let (headers, body) = match headers_and_body(request).await {
         Ok(split) => split,
         Err(refused) => return refused,
     };
-    let named = match named_session(endpoints, &episode, &headers) {
+    let named = match named_session(endpoint, &headers) {
         Ok(named) => named,
         Err(refusal) => return refusal.response(None),
     };
@@ -107,7 +175,7 @@ async fn post(
     };
     let session = match (named, message.is_initialize()) {
         (Some(session), _) => session,
-        (None, true) => match endpoints.sessions_or_default(&episode).open() {
+        (None, true) => match endpoint.sessions_or_default().open() {
             Ok(session) => session,
             Err(e) => {
                 tracing::warn!("refusing a new MCP session: {e}");
@@ -129,36 +197,25 @@ async fn post(
     match message.kind() {
         Kind::Accepted => wire::empty(StatusCode::ACCEPTED, Some(&session.id)),
         Kind::Request(id, method) => {
-            let Some(listing) = endpoints.listing(&episode) else {
+            let Some(tools) = endpoint.tools() else {
                 let reply = wire::error_json(id, INTERNAL_ERROR, "the environment is not listed");
                 return wire::sse(&reply, &session.id);
             };
-            let reply = match methods::handle(
-                &episode,
-                listing,
-                method,
-                message.params,
-                &headers,
-                &session.id,
-            )
-            .await
-            {
-                Ok(result) => wire::result_json(id, &result),
-                Err((code, text)) => wire::error_json(id, code, &text),
-            };
+            let reply =
+                match methods::handle(&*tools, method, message.params, &headers, &session.id).await
+                {
+                    Ok(result) => wire::result_json(id, &result),
+                    Err((code, text)) => wire::error_json(id, code, &text),
+                };
             wire::sse(&reply, &session.id)
         }
     }
 }
 
-/// The standalone stream: open until the session ends or the client goes away; envhost never
-/// sends on it (environments make no server-to-client requests).
-async fn get(
-    State(state): State<AppState>,
-    Current(episode): Current,
-    headers: HeaderMap,
-) -> Response {
-    if !wire::accepts(&headers).1 {
+/// `GET /mcp` of `endpoint`: the standalone stream, open until the session ends or the client
+/// goes away; envhost never sends on it (it makes no server-to-client requests).
+pub fn get(endpoint: &dyn McpEndpoint, headers: &HeaderMap) -> Response {
+    if !wire::accepts(headers).1 {
         return Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
             INVALID_REQUEST,
@@ -166,12 +223,12 @@ async fn get(
         )
         .response(None);
     }
-    let session = match named_session(&state.mcp, &episode, &headers) {
+    let session = match named_session(endpoint, headers) {
         Ok(Some(session)) => session,
         Ok(None) => return missing_session().response(None),
         Err(refusal) => return refusal.response(None),
     };
-    if let Some(refusal) = wire::unsupported_version(&headers) {
+    if let Some(refusal) = wire::unsupported_version(headers) {
         return refusal.response(Some(&session.id));
     }
     if !session.open_stream() {
@@ -201,15 +258,12 @@ impl Drop for StreamGuard {
     }
 }
 
-async fn delete(
-    State(state): State<AppState>,
-    Current(episode): Current,
-    headers: HeaderMap,
-) -> Response {
-    let Some(id) = session_id(&headers) else {
+/// `DELETE /mcp` of `endpoint`: ends the session named.
+pub fn delete(endpoint: &dyn McpEndpoint, headers: &HeaderMap) -> Response {
+    let Some(id) = session_id(headers) else {
         return missing_session().response(None);
     };
-    let sessions = state.mcp.sessions(&episode);
+    let sessions = endpoint.sessions();
     if sessions.is_some_and(|sessions| sessions.end(id)) {
         wire::empty(StatusCode::OK, None)
     } else {
@@ -217,7 +271,8 @@ async fn delete(
     }
 }
 
-async fn method_not_allowed() -> Response {
+/// 405 with `Allow: GET, POST, DELETE`.
+pub async fn method_not_allowed() -> Response {
     let mut response = Refusal::new(
         StatusCode::METHOD_NOT_ALLOWED,
         INVALID_REQUEST,
