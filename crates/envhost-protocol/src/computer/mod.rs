@@ -1,6 +1,7 @@
 //! The computer contract's host logic that is pure data (computer.md): error codes, keys,
 //! frames and their mapping to the screen, coordinate spaces, and the numbers of messages.
 
+pub mod card;
 pub mod errors;
 pub mod frames;
 pub mod keys;

@@ -6,6 +6,7 @@ mod act;
 pub mod image;
 mod queue;
 mod result;
+pub mod shape;
 mod state;
 pub mod tools;
 

@@ -21,6 +21,7 @@ use serde_json::{Map, Number, Value, json};
 use super::act::{Act, Op, Then, act, png_block};
 use super::image;
 use super::result::{frame_data, send};
+use super::shape::button_name;
 use super::state::{Computer, KeptFrame, Kind, Shot, coded};
 
 /// The tools every computer has, in the reference's order.
@@ -121,17 +122,6 @@ fn check_range(name: &str, value: i64, low: i64, high: i64) -> Result<(), CodedE
         Err(invalid(format!(
             "{name} is from {low} to {high} on this computer, got {value}"
         )))
-    }
-}
-
-/// A button's name on the wire.
-fn button_name(button: Button) -> &'static str {
-    match button {
-        Button::Left => "left",
-        Button::Right => "right",
-        Button::Middle => "middle",
-        Button::Back => "back",
-        Button::Forward => "forward",
     }
 }
 

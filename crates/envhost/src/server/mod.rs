@@ -5,6 +5,7 @@
 //! `/metrics` reports. The server glues the host to HTTP and owns no environment logic; MCP has
 //! its home in [`mcp`].
 
+pub mod computer;
 mod data_plane;
 mod episodes;
 mod extensions;
@@ -203,6 +204,22 @@ pub async fn serve(
             state.mcp.sweep(&state.host, evicted > 0);
         }
     });
+    let served = run(listener, router, shutdown).await;
+    evictor.abort();
+    served
+}
+
+/// Serves `router` on `listener` until `shutdown` completes (then gives open connections
+/// [`SHUTDOWN_GRACE`] to finish), with `TCP_NODELAY` on every connection and repeated slashes
+/// in paths collapsed: [`serve`] without a host's episodes to evict (a computer's server).
+///
+/// # Errors
+/// The I/O error that stopped the server.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
@@ -219,7 +236,7 @@ pub async fn serve(
         let _ = signalled.send(());
     })
     .into_future();
-    let served = tokio::select! {
+    tokio::select! {
         served = served => served,
         () = async {
             if grace.await.is_err() {
@@ -230,9 +247,7 @@ pub async fn serve(
             tracing::info!("closing the connections still open {SHUTDOWN_GRACE:?} after shutdown began");
             Ok(())
         }
-    };
-    evictor.abort();
-    served
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The `envhost` command.
 
+mod computer;
 mod config;
 mod memory;
 mod new;
@@ -41,6 +42,10 @@ enum Command {
 struct Serve {
     /// Environment components: `NAME=PATH.wasm`, or `PATH.wasm` named after its file.
     environments: Vec<String>,
+    /// Serve this computer driver component (`agentenv:computer`) instead of environments, as
+    /// the reference serves a driver; `AGENTENV_COMPUTER_SETTINGS` holds its settings.
+    #[arg(long, value_name = "PATH.wasm", conflicts_with_all = ["environments", "config"])]
+    driver: Option<PathBuf>,
     /// A TOML file of environments and their settings (see the README); its environments come
     /// before the command line's.
     #[arg(long, value_name = "FILE")]
@@ -153,6 +158,16 @@ fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
 }
 
 async fn serve(args: Serve) -> anyhow::Result<()> {
+    if let Some(driver) = &args.driver {
+        return computer::serve(
+            driver,
+            args.name.clone(),
+            &args.host,
+            args.port,
+            shutdown_signal(),
+        )
+        .await;
+    }
     let host = Arc::new(Host::new(host_config(&args)?).await?);
     let (router, state) = server::app(host.clone(), args.max_body_bytes)
         .await

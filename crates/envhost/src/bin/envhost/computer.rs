@@ -1,0 +1,56 @@
+//! `envhost serve --driver PATH.wasm`: one computer driver served as the reference serves a
+//! driver (docs/computer.md).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use envhost::computer::Computer;
+use envhost::computer::shape::shape;
+use envhost::protocol::computer::settings::{SETTINGS_ENV, Settings};
+use envhost::runtime::driver::Driver;
+use envhost::runtime::{Limits, Runtime};
+use envhost::server::{self, computer::Served};
+
+/// Loads the driver at `path` and serves one computer on it at `host`:`port`, named `name`
+/// (else the driver's own name), until `shutdown` completes.
+///
+/// # Errors
+/// The settings, the driver or the listener are refused.
+pub async fn serve(
+    path: &Path,
+    name: Option<String>,
+    host: &str,
+    port: u16,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let settings =
+        Settings::parse(std::env::var(SETTINGS_ENV).ok().as_deref()).map_err(anyhow::Error::msg)?;
+    let runtime = Runtime::new().context("starting the runtime")?;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let driver = Arc::new(
+        Driver::from_bytes(&runtime, bytes, Limits::default())
+            .await
+            .with_context(|| format!("loading the driver {}", path.display()))?,
+    );
+    let name = name
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| driver.name().to_owned());
+    let instance = driver
+        .instantiate(&name)
+        .await
+        .map_err(|e| anyhow::anyhow!("starting the driver: {e:#}"))?;
+    let shape = shape(&driver, name.clone(), Vec::new(), false, false);
+    let computer = Arc::new(Computer::new(driver, instance, settings));
+    let router = server::computer::router(Served::new(computer, shape));
+    let bind = host.trim_start_matches('[').trim_end_matches(']');
+    let listener = tokio::net::TcpListener::bind((bind, port))
+        .await
+        .with_context(|| format!("binding {bind}:{port}"))?;
+    let bound = listener.local_addr()?;
+    tracing::info!(
+        "serving the computer {name} at http://{bound}/ (card /.well-known/agent-env.json, MCP /mcp)"
+    );
+    server::run(listener, router, shutdown).await?;
+    Ok(())
+}
