@@ -21,12 +21,7 @@ pub fn button_name(button: Button) -> &'static str {
 /// `version` from `/etc/os-release`, `arch` (`amd64`, `arm64` or the machine's name), and
 /// `display` from `XDG_SESSION_TYPE`, `DISPLAY` or `WAYLAND_DISPLAY`.
 pub fn detected_platform() -> Platform {
-    let os = match std::env::consts::OS {
-        "linux" => "linux",
-        "macos" => "macos",
-        "windows" => "windows",
-        other => other,
-    };
+    let os = std::env::consts::OS;
     let release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
     let field = |key: &str| {
         release.lines().find_map(|line| {
