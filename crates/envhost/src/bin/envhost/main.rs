@@ -31,8 +31,8 @@ enum Command {
     /// Serve environments: the first one's default episode at the root, as the Python reference
     /// SDK serves its environment (card, data plane at /agentenv, MCP at /mcp, extensions, tool
     /// access, /ready); more episodes of any of them created with POST /episodes and served under
-    /// /episodes/{id}/; metrics at /metrics.
-    Serve(Serve),
+    /// /episodes/{id}/; metrics at /metrics. With --driver, a computer driver instead.
+    Serve(Box<Serve>),
     /// Create an environment with one tool in Rust, Python or JavaScript, with a build script,
     /// and print the commands that build and serve it.
     New(new::New),
@@ -235,7 +235,7 @@ async fn main() -> anyhow::Result<()> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match Cli::parse().command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::New(args) => new::run(&args),
     }
 }
