@@ -42,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 GUEST_RELEASE = REPO / "guests" / "target" / "wasm32-wasip2" / "release"
 SLACK_WASM = GUEST_RELEASE / "slack.wasm"
 FAULTY_WASM = GUEST_RELEASE / "faulty.wasm"
+DESK_WASM = GUEST_RELEASE / "desk.wasm"
 REFERENCE_SCRIPT = HERE / "reference" / "slack_env.py"
 RUST_GUESTS_BUILD = ("cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path", "guests/Cargo.toml")
 
@@ -82,7 +83,7 @@ def envhost_bin() -> Path:
 def guests() -> dict[str, Path]:
     """The Rust guest components, built for wasm32-wasip2."""
     build(list(RUST_GUESTS_BUILD))
-    return {"slack": SLACK_WASM, "faulty": FAULTY_WASM}
+    return {"slack": SLACK_WASM, "faulty": FAULTY_WASM, "desk": DESK_WASM}
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,13 @@ class ServerPool:
         argv = [str(self.envhost_bin), "serve", argv_component, "--host", "127.0.0.1", "--port", str(port), *flags]
         env = {"ENVIRONMENT_NAME": "", **(env or {})}
         return self._launch(f"{label}-{implementation}", argv, env, port, "/ready", implementation)
+
+    def driver(self, component: Path, env: dict[str, str] | None = None, label: str = "computer") -> Server:
+        """`envhost serve --driver <component>` on a free port, ready when its card answers 200."""
+        port = free_port()
+        argv = [str(self.envhost_bin), "serve", "--driver", str(component), "--host", "127.0.0.1", "--port", str(port)]
+        env = {"ENVIRONMENT_NAME": "", **(env or {})}
+        return self._launch(label, argv, env, port, CARD_PATH)
 
     def reference(self, env: dict[str, str] | None = None, label: str = "reference") -> Server:
         """The reference slack environment (Python SDK), ready when its card answers 200."""

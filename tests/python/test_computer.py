@@ -1,0 +1,72 @@
+"""A computer served by envhost from a driver component (`envhost serve --driver`), checked with
+the reference's own conformance probe and the official MCP client."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import subprocess
+import sys
+
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
+from PIL import Image
+
+from conftest import CARD_PATH, DESK_WASM, run
+
+
+@pytest.fixture(scope="module")
+def desk(pool):
+    return pool.driver(DESK_WASM, label="desk")
+
+
+def test_the_reference_probe_passes_at_basic_against_the_desk(desk, tmp_path):
+    report_path = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentenv_protocol.computer.conformance", desk.base_url, "--level", "basic",
+         "--json", str(report_path), "--timeout", "30"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(report_path.read_text())
+    statuses = [check["status"] for check in report["checks"]]
+    assert report["passed"] and "failed" not in statuses, done.stdout
+    assert "unverified" not in statuses, done.stdout
+    assert statuses.count("passed") >= 20, done.stdout
+
+
+def test_a_screenshot_and_a_click_in_norm_space_from_the_official_client(desk):
+    async def session():
+        async with streamablehttp_client(desk.mcp_url) as (read, write, _):
+            async with ClientSession(read, write) as client:
+                await client.initialize()
+                shot = await client.call_tool("computer_screenshot", {})
+                assert not shot.isError
+                frame = shot.structuredContent
+                image = Image.open(io.BytesIO(base64.b64decode(shot.content[1].data)))
+                assert image.size == (frame["width"], frame["height"]) == (1280, 800)
+                # The Save button's middle, (140, 80) of 1280×800, on the norm grid.
+                click = await client.call_tool(
+                    "computer_click",
+                    {"x": 140 * 1000 / 1280, "y": 80 * 1000 / 800, "space": "norm", "screenshot": True},
+                )
+                assert not click.isError, click.content
+                assert click.structuredContent["applied"] == "yes"
+                after = Image.open(io.BytesIO(base64.b64decode(click.content[1].data))).convert("RGB")
+                before = image.convert("RGB")
+                assert any(before.getpixel((x, y)) != after.getpixel((x, y))
+                           for x in range(52, 240) for y in range(72, 88))
+                where = await client.call_tool("computer_pointer_position", {})
+                assert where.structuredContent["screen"] == {"x": 140, "y": 80}
+    run(session())
+
+
+def test_the_card_names_the_driver_and_its_groups(desk):
+    card = httpx.get(desk.url(CARD_PATH)).json()
+    assert card["name"] == "desk"
+    uris = [e["uri"] for e in card["capabilities"]["extensions"]]
+    assert "urn:agentenv:computer-pointer/v1" in uris and "urn:agentenv:computer-keyboard/v1" in uris
+    assert "urn:agentenv:computer-exec/v1" not in uris
+    assert card["capabilities"]["operations"] == ["data/get"]
