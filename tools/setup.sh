@@ -75,6 +75,9 @@ test_deps() {
     fi
     local c_packages=(clang-19 lld-19 libclang-rt-19-dev-wasm32 wasi-libc)
     have_packages "${c_packages[@]}" || apt_install "${c_packages[@]}"
+    # The X11 driver's tests run under Xvfb, the probe's full-level fixture on Tk and DejaVu.
+    local x_packages=(xvfb python3-tk fonts-dejavu-core)
+    have_packages "${x_packages[@]}" || apt_install "${x_packages[@]}"
 }
 
 lint() {

@@ -43,6 +43,7 @@ GUEST_RELEASE = REPO / "guests" / "target" / "wasm32-wasip2" / "release"
 SLACK_WASM = GUEST_RELEASE / "slack.wasm"
 FAULTY_WASM = GUEST_RELEASE / "faulty.wasm"
 DESK_WASM = GUEST_RELEASE / "desk.wasm"
+X11_DRIVER_WASM = GUEST_RELEASE / "x11_driver.wasm"
 REFERENCE_SCRIPT = HERE / "reference" / "slack_env.py"
 RUST_GUESTS_BUILD = ("cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path", "guests/Cargo.toml")
 
@@ -207,10 +208,13 @@ class ServerPool:
         env = {"ENVIRONMENT_NAME": "", **(env or {})}
         return self._launch(f"{label}-{implementation}", argv, env, port, "/ready", implementation)
 
-    def driver(self, component: Path, env: dict[str, str] | None = None, label: str = "computer") -> Server:
-        """`envhost serve --driver <component>` on a free port, ready when its card answers 200."""
+    def driver(self, component: Path, env: dict[str, str] | None = None, label: str = "computer",
+               extra: list[str] | None = None) -> Server:
+        """`envhost serve --driver <component> <extra>` on a free port, ready when its card answers
+        200."""
         port = free_port()
-        argv = [str(self.envhost_bin), "serve", "--driver", str(component), "--host", "127.0.0.1", "--port", str(port)]
+        argv = [str(self.envhost_bin), "serve", "--driver", str(component), "--host", "127.0.0.1", "--port", str(port),
+                *(extra or [])]
         env = {"ENVIRONMENT_NAME": "", **(env or {})}
         return self._launch(label, argv, env, port, CARD_PATH)
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -14,7 +16,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 from PIL import Image
 
-from conftest import CARD_PATH, DESK_WASM, run
+from conftest import CARD_PATH, DESK_WASM, X11_DRIVER_WASM, run
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +72,42 @@ def test_the_card_names_the_driver_and_its_groups(desk):
     assert "urn:agentenv:computer-pointer/v1" in uris and "urn:agentenv:computer-keyboard/v1" in uris
     assert "urn:agentenv:computer-exec/v1" not in uris
     assert card["capabilities"]["operations"] == ["data/get"]
+
+
+@pytest.fixture(scope="module")
+def x11_display(tmp_path_factory):
+    """An Xvfb display at 1280x800x24 for the module, stopped after it."""
+    for number in range(90, 200):
+        if not os.path.exists(f"/tmp/.X11-unix/X{number}") and not os.path.exists(f"/tmp/.X{number}-lock"):
+            break
+    log = open(tmp_path_factory.mktemp("xvfb") / "xvfb.log", "wb")
+    xvfb = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
+        assert xvfb.poll() is None and time.monotonic() < deadline, "Xvfb did not start"
+        time.sleep(0.05)
+    yield f":{number}"
+    xvfb.terminate()
+    xvfb.wait(timeout=10)
+
+
+def test_the_reference_probe_passes_at_basic_against_the_x11_driver_under_xvfb(pool, x11_display, tmp_path):
+    server = pool.driver(X11_DRIVER_WASM, extra=["--display", x11_display], label="x11-driver")
+    report_path = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentenv_protocol.computer.conformance", server.base_url, "--level", "basic",
+         "--json", str(report_path), "--timeout", "30"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(report_path.read_text())
+    statuses = [check["status"] for check in report["checks"]]
+    assert "failed" not in statuses and "unverified" not in statuses, done.stdout
+
+
+def test_a_driver_importing_x11_without_the_display_grant_is_refused_at_load(envhost_bin, guests):
+    done = subprocess.run([str(envhost_bin), "serve", "--driver", str(X11_DRIVER_WASM), "--port", "1"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "RUST_BACKTRACE": "0"})
+    assert done.returncode != 0
+    assert "imports agentenv:computer/x11@0.1.0, which needs a display granted to it" in done.stderr

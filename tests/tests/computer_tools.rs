@@ -7,7 +7,7 @@ use base64::Engine as _;
 use envhost::computer::{Computer, image, tools};
 use envhost::protocol::computer::settings::Settings;
 use envhost::protocol::{Content, ToolResult};
-use envhost::runtime::driver::Driver;
+use envhost::runtime::driver::{Driver, Grants};
 use envhost::runtime::{Limits, Runtime};
 use envhost_tests::guest;
 use serde_json::{Value, json};
@@ -16,7 +16,7 @@ async fn computer() -> Arc<Computer> {
     let runtime = Runtime::new().unwrap();
     let bytes = std::fs::read(guest("desk")).unwrap();
     let driver = Arc::new(
-        Driver::from_bytes(&runtime, bytes, Limits::default())
+        Driver::from_bytes(&runtime, bytes, Limits::default(), &Grants::default())
             .await
             .unwrap(),
     );

@@ -4,14 +4,14 @@
 use envhost::runtime::driver::bindings::agentenv::computer::types::{
     Button, Point, ScrollDirection,
 };
-use envhost::runtime::driver::{Driver, DriverCallError, DriverLoadError, Groups, Pixels};
+use envhost::runtime::driver::{Driver, DriverCallError, DriverLoadError, Grants, Groups, Pixels};
 use envhost::runtime::{Limits, Runtime};
 use envhost_tests::guest;
 
 async fn desk() -> Driver {
     let runtime = Runtime::new().unwrap();
     let bytes = std::fs::read(guest("desk")).unwrap();
-    Driver::from_bytes(&runtime, bytes, Limits::default())
+    Driver::from_bytes(&runtime, bytes, Limits::default(), &Grants::default())
         .await
         .unwrap()
 }
@@ -96,7 +96,7 @@ async fn the_desk_refuses_buttons_it_does_not_have_with_a_code() {
 async fn an_environment_is_not_a_driver() {
     let runtime = Runtime::new().unwrap();
     let bytes = std::fs::read(guest("counter")).unwrap();
-    let refused = Driver::from_bytes(&runtime, bytes, Limits::default()).await;
+    let refused = Driver::from_bytes(&runtime, bytes, Limits::default(), &Grants::default()).await;
     match refused {
         Err(DriverLoadError::Compile(message)) => {
             assert!(

@@ -154,7 +154,7 @@ impl Runtime {
     pub fn with_config(config: &RuntimeConfig) -> Result<Self, LoadError> {
         let (engine, allocation) = first_engine(config)?;
         let linker = crate::linker::environment(&engine).map_err(LoadError::engine)?;
-        let driver_linker = crate::linker::driver(&engine).map_err(LoadError::engine)?;
+        let driver_linker = crate::linker::driver(&engine, false).map_err(LoadError::engine)?;
         let running = Arc::new(AtomicUsize::new(0));
         start_ticker(&engine, running.clone()).map_err(LoadError::engine)?;
         Ok(Self {

@@ -4,7 +4,7 @@
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-use crate::capability::{context, log, pixels, timing, wasi};
+use crate::capability::{context, log, pixels, timing, wasi, x11};
 use crate::store::StoreData;
 
 /// The linker every environment component of `engine` is instantiated with: WASI with nothing
@@ -20,15 +20,19 @@ pub(crate) fn environment(engine: &Engine) -> wasmtime::Result<Linker<StoreData>
     Ok(linker)
 }
 
-/// The linker every driver component of `engine` is instantiated with: WASI with nothing
-/// granted and deterministic random and clocks, `pixels` and `timing`.
+/// The linker a driver component of `engine` is instantiated with: WASI with nothing granted
+/// and deterministic random and clocks, `pixels` and `timing`, and `x11` when the driver is
+/// granted a display.
 ///
 /// # Errors
 /// wasmtime's, when an interface is defined twice.
-pub(crate) fn driver(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
+pub(crate) fn driver(engine: &Engine, with_x11: bool) -> wasmtime::Result<Linker<StoreData>> {
     let mut linker = Linker::<StoreData>::new(engine);
     wasi::add_to_linker(&mut linker)?;
     pixels::add_to_linker(&mut linker, |data| &mut data.pixels)?;
     timing::add_to_linker(&mut linker, |data| &mut data.timing)?;
+    if with_x11 {
+        x11::add_to_linker(&mut linker, StoreData::x11_view)?;
+    }
     Ok(linker)
 }

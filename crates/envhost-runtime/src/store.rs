@@ -9,6 +9,7 @@ use crate::capability::log::Log;
 use crate::capability::pixels::Pixels;
 use crate::capability::timing::Timing;
 use crate::capability::wasi::{Sources, Wasi};
+use crate::capability::x11::{X11, X11View};
 use crate::limits::{Deadline, Limits, MemoryCap};
 
 /// The data of one episode's store.
@@ -23,6 +24,8 @@ pub struct StoreData {
     pub(crate) pixels: Pixels,
     /// Time passing inside a driver's operation.
     pub(crate) timing: Timing,
+    /// A granted display's X server (linked only for a driver granted one).
+    pub(crate) x11: X11,
     memory: MemoryCap,
     deadline: Deadline,
 }
@@ -37,6 +40,7 @@ impl StoreData {
             log: Log::new(label),
             pixels: Pixels::default(),
             timing: Timing,
+            x11: X11::new(String::new()),
             memory: MemoryCap::new(limits.memory_bytes),
             deadline: Deadline::new(limits.cpu_deadline),
         }
@@ -55,6 +59,14 @@ impl StoreData {
     /// Whether the current call has run past its CPU deadline (dated on its first tick).
     pub(crate) fn past_deadline(&mut self) -> bool {
         self.deadline.passed()
+    }
+
+    /// The `x11` capability's view: its state and the `pixels` table.
+    pub(crate) fn x11_view(&mut self) -> X11View<'_> {
+        X11View {
+            x11: &mut self.x11,
+            pixels: &mut self.pixels,
+        }
     }
 
     /// The store's resource limiter.

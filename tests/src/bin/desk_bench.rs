@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use envhost::computer::{Computer, tools};
 use envhost::protocol::computer::settings::Settings;
-use envhost::runtime::driver::Driver;
+use envhost::runtime::driver::{Driver, Grants};
 use envhost::runtime::{Limits, Runtime};
 use envhost_tests::guest;
 use envhost_tests::load::procfs::proc_memory;
@@ -75,7 +75,8 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let runtime = Runtime::new()?;
     let bytes = std::fs::read(guest("desk"))?;
-    let driver = Arc::new(Driver::from_bytes(&runtime, bytes, Limits::default()).await?);
+    let driver =
+        Arc::new(Driver::from_bytes(&runtime, bytes, Limits::default(), &Grants::default()).await?);
     let start = |label: String| {
         let driver = driver.clone();
         async move {

@@ -10,9 +10,11 @@
 //!   log.
 //! - [`pixels`]: `agentenv:computer/pixels`, captures the host holds for a driver.
 //! - [`timing`]: `agentenv:computer/timing`, time passing inside a driver's operation.
+//! - [`x11`]: `agentenv:computer/x11`, a granted display's X server: capture and XTEST input.
 
 pub mod context;
 pub mod log;
 pub mod pixels;
 pub mod timing;
 pub mod wasi;
+pub mod x11;

@@ -10,6 +10,7 @@ use super::bindings::exports::agentenv::computer::{display_modes, keyboard, oper
 use super::features;
 use super::instance::DriverInstance;
 use crate::capability::wasi::{Seed, Sources};
+use crate::capability::x11::X11;
 use crate::engine::Runtime;
 use crate::limits::Limits;
 use crate::store::StoreData;
@@ -41,6 +42,13 @@ pub enum DriverLoadError {
     /// The declared features break the contract.
     #[error("the driver's features break the computer contract: {}", .0.join("; "))]
     Features(Vec<String>),
+}
+
+/// What the operator grants a driver (computer.md#x11): nothing by default.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Grants {
+    /// The X display its `x11` capability connects to, e.g. `:99`.
+    pub display: Option<String>,
 }
 
 /// The optional groups of the contract a driver has: each one an interface it exports
@@ -77,6 +85,8 @@ struct Ready {
     pre: InstancePre<StoreData>,
     indices: Arc<Indices>,
     limits: Limits,
+    /// The display its instances' `x11` capability connects to, when it imports it.
+    display: Option<String>,
 }
 
 impl Ready {
@@ -85,18 +95,19 @@ impl Ready {
     async fn instantiate(&self, label: &str) -> wasmtime::Result<DriverInstance> {
         let sources = Sources::new(Seed::fresh());
         sources.tape.go_live();
-        let store = Store::new(
-            &self.engine,
-            StoreData::new(label.into(), &self.limits, &sources),
-        );
+        let mut data = StoreData::new(label.into(), &self.limits, &sources);
+        if let Some(display) = &self.display {
+            data.x11 = X11::new(display.clone());
+        }
+        let store = Store::new(&self.engine, data);
         DriverInstance::start(store, &self.pre, &self.indices, self.limits).await
     }
 }
 
 impl Driver {
     /// Compiles the component `bytes` (on a blocking thread), checks what it imports against
-    /// the grants (none yet: a driver importing `x11` is refused), finds the groups it exports,
-    /// and asks it its name and features, which must pass the contract's checks.
+    /// `grants` (a driver importing `x11` needs a display), finds the groups it exports, and
+    /// asks it its name and features, which must pass the contract's checks.
     ///
     /// # Errors
     /// [`DriverLoadError`], naming what is wrong.
@@ -104,6 +115,7 @@ impl Driver {
         runtime: &Runtime,
         bytes: Vec<u8>,
         limits: Limits,
+        grants: &Grants,
     ) -> Result<Self, DriverLoadError> {
         let engine = runtime.engine.clone();
         let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
@@ -119,8 +131,23 @@ impl Driver {
                 "the component does not export {OPERATIONS_EXPORT}"
             )));
         }
-        refuse_ungranted(&runtime.engine, &component)?;
-        let pre = link(&runtime.driver_linker, &component)?;
+        let uses_x11 = imports_x11(&runtime.engine, &component);
+        let display = match (uses_x11, &grants.display) {
+            (false, _) => None,
+            (true, Some(display)) => Some(display.clone()),
+            (true, None) => {
+                return Err(DriverLoadError::NotGranted {
+                    import: X11_IMPORT.to_owned(),
+                });
+            }
+        };
+        let pre = if display.is_some() {
+            let linker = crate::linker::driver(&runtime.engine, true)
+                .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))?;
+            link(&linker, &component)?
+        } else {
+            link(&runtime.driver_linker, &component)?
+        };
         let indices = Arc::new(Indices {
             operations: operations::GuestIndices::new(&pre)
                 .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))?,
@@ -138,6 +165,7 @@ impl Driver {
             pre,
             indices,
             limits,
+            display,
         };
         let mut instance = ready
             .instantiate("describe")
@@ -180,18 +208,12 @@ impl Driver {
     }
 }
 
-/// Refuses a component that imports a capability the operator has not granted.
-fn refuse_ungranted(engine: &Engine, component: &Component) -> Result<(), DriverLoadError> {
-    match component
+/// Whether `component` imports the `x11` capability.
+fn imports_x11(engine: &Engine, component: &Component) -> bool {
+    component
         .component_type()
         .imports(engine)
-        .find(|(name, _)| *name == X11_IMPORT)
-    {
-        Some((import, _)) => Err(DriverLoadError::NotGranted {
-            import: import.to_owned(),
-        }),
-        None => Ok(()),
-    }
+        .any(|(name, _)| name == X11_IMPORT)
 }
 
 /// Links `component` with the driver linker.

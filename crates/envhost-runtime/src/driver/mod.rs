@@ -7,5 +7,5 @@ mod component;
 mod features;
 mod instance;
 
-pub use component::{Driver, DriverLoadError, Groups};
+pub use component::{Driver, DriverLoadError, Grants, Groups};
 pub use instance::{DriverCallError, DriverInstance, Pixels};

@@ -8,17 +8,18 @@ use anyhow::Context as _;
 use envhost::computer::Computer;
 use envhost::computer::shape::shape;
 use envhost::protocol::computer::settings::{SETTINGS_ENV, Settings};
-use envhost::runtime::driver::Driver;
+use envhost::runtime::driver::{Driver, Grants};
 use envhost::runtime::{Limits, Runtime};
 use envhost::server::{self, computer::Served};
 
-/// Loads the driver at `path` and serves one computer on it at `host`:`port`, named `name`
-/// (else the driver's own name), until `shutdown` completes.
+/// Loads the driver at `path` with `grants` and serves one computer on it at `host`:`port`,
+/// named `name` (else the driver's own name), until `shutdown` completes.
 ///
 /// # Errors
 /// The settings, the driver or the listener are refused.
 pub async fn serve(
     path: &Path,
+    grants: &Grants,
     name: Option<String>,
     host: &str,
     port: u16,
@@ -29,7 +30,7 @@ pub async fn serve(
     let runtime = Runtime::new().context("starting the runtime")?;
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let driver = Arc::new(
-        Driver::from_bytes(&runtime, bytes, Limits::default())
+        Driver::from_bytes(&runtime, bytes, Limits::default(), grants)
             .await
             .with_context(|| format!("loading the driver {}", path.display()))?,
     );

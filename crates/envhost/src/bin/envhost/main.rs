@@ -46,6 +46,10 @@ struct Serve {
     /// the reference serves a driver; `AGENTENV_COMPUTER_SETTINGS` holds its settings.
     #[arg(long, value_name = "PATH.wasm", conflicts_with_all = ["environments", "config"])]
     driver: Option<PathBuf>,
+    /// The X display a driver's `x11` capability connects to (e.g. `:99`); without it, a
+    /// driver that imports `x11` is refused.
+    #[arg(long, value_name = "DISPLAY", requires = "driver")]
+    display: Option<String>,
     /// A TOML file of environments and their settings (see the README); its environments come
     /// before the command line's.
     #[arg(long, value_name = "FILE")]
@@ -159,8 +163,12 @@ fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
 
 async fn serve(args: Serve) -> anyhow::Result<()> {
     if let Some(driver) = &args.driver {
+        let grants = envhost::runtime::driver::Grants {
+            display: args.display.clone(),
+        };
         return computer::serve(
             driver,
+            &grants,
             args.name.clone(),
             &args.host,
             args.port,
