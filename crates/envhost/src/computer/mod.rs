@@ -3,6 +3,8 @@
 //! readiness latch, settings and held keys; [`tools::call`] answers its `computer_*` tools.
 
 mod act;
+pub mod exec;
+pub mod files;
 pub mod image;
 mod queue;
 mod result;

@@ -2,6 +2,7 @@
 //! the card, MCP at `/mcp`, the data plane at `/agentenv`, the `computer-ready`,
 //! `computer-display`, `computer-spaces` and `computer-keyboard` extensions, and tool access.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
@@ -28,26 +29,41 @@ use super::mcp::methods::{Called, Tools};
 use super::mcp::sessions::Sessions;
 use super::mcp::transport::{self, McpEndpoint};
 use super::reply;
-use crate::computer::{Computer, tools};
+use crate::computer::exec::Exec;
+use crate::computer::{Computer, files, tools};
 
-/// A served computer: the computer, its shape, its MCP sessions and its tool-access rules.
+/// A served computer: the computer, its shape, its MCP sessions and its tool-access rules,
+/// and what the operator granted it: commands, and a home for files.
 pub struct Served {
     computer: Arc<Computer>,
     shape: Shape,
     sessions: Arc<Sessions>,
     rules: Mutex<Rules>,
+    exec: Option<Exec>,
+    home: Option<PathBuf>,
 }
 
 type Shared = Arc<Served>;
 
 impl Served {
-    /// `computer` served with the card of `shape`.
-    pub fn new(computer: Arc<Computer>, shape: Shape) -> Self {
+    /// `computer` served with the card of `shape`, running commands with `exec` when granted,
+    /// writing and exporting files under `home` when granted. `shape`'s `exec` and
+    /// `write_files` follow the grants.
+    pub fn new(
+        computer: Arc<Computer>,
+        mut shape: Shape,
+        exec: Option<Exec>,
+        home: Option<PathBuf>,
+    ) -> Self {
+        shape.exec = exec.is_some();
+        shape.write_files = home.is_some();
         Self {
             computer,
             shape,
             sessions: Arc::default(),
             rules: Mutex::default(),
+            exec,
+            home,
         }
     }
 
@@ -150,6 +166,9 @@ pub fn router(served: Served) -> Router {
         .route("/agentenv/ext/computer-spaces/set", post(spaces_set))
         .route("/tools/disable", post(disable))
         .route("/tools/enable", post(enable));
+    if served.exec.is_some() {
+        router = router.route("/agentenv/ext/computer-exec/run", post(exec_run));
+    }
     if served.shape.keyboard {
         router = router
             .route("/agentenv/ext/computer-keyboard/get", get(keyboard_get))
@@ -177,21 +196,77 @@ async fn mcp_delete(State(served): State<Shared>, headers: HeaderMap) -> Respons
     transport::delete(&*served, &headers)
 }
 
-/// `POST /agentenv`: `data/get` answers the data paths' files (none are granted yet: no parts).
-async fn rpc(body: Bytes) -> Response {
-    let request = match jsonrpc::parse_request(&body, &[Operation::Get]) {
+/// `POST /agentenv`: `data/add` writes file parts under the home (when one is granted),
+/// `data/get` answers the data paths' files.
+async fn rpc(State(served): State<Shared>, body: Bytes) -> Response {
+    let operations: &[Operation] = if served.home.is_some() {
+        &[Operation::Add, Operation::Get]
+    } else {
+        &[Operation::Get]
+    };
+    let request = match jsonrpc::parse_request(&body, operations) {
         Ok(request) => request,
         Err(e) => return reply::json(StatusCode::OK, &e.to_json()),
     };
-    match serde_json::from_str::<Map<String, Value>>(request.params.get()) {
-        Ok(_) => reply::json(
+    let params = match serde_json::from_str::<Map<String, Value>>(request.params.get()) {
+        Ok(params) => params,
+        Err(e) => {
+            return reply::json(
+                StatusCode::OK,
+                &RpcError::invalid_params(request.id, e.to_string()).to_json(),
+            );
+        }
+    };
+    let home = served.home.clone();
+    let answer = match request.operation {
+        Operation::Add => {
+            let written = match files::parts(&params) {
+                Ok(parts) => {
+                    let home = home.unwrap_or_default();
+                    tokio::task::spawn_blocking(move || files::write(&home, &parts))
+                        .await
+                        .unwrap_or_else(|e| Err(e.to_string()))
+                }
+                Err(e) => Err(e),
+            };
+            written.map(|()| json!({}))
+        }
+        _ => {
+            let paths = served.computer.settings().data_paths;
+            Ok(match home {
+                Some(home) => {
+                    let parts = tokio::task::spawn_blocking(move || files::export(&home, &paths))
+                        .await
+                        .unwrap_or_default();
+                    json!({"parts": parts})
+                }
+                None => json!({"parts": []}),
+            })
+        }
+    };
+    match answer {
+        Ok(result) => reply::json(StatusCode::OK, &jsonrpc::success(request.id, result)),
+        Err(message) => reply::json(
             StatusCode::OK,
-            &jsonrpc::success(request.id, json!({"parts": []})),
+            &RpcError::handler_failed(request.id, request.operation, message).to_json(),
         ),
-        Err(e) => reply::json(
-            StatusCode::OK,
-            &RpcError::invalid_params(request.id, e.to_string()).to_json(),
-        ),
+    }
+}
+
+async fn exec_run(State(served): State<Shared>, body: Bytes) -> Response {
+    let Some(exec) = &served.exec else {
+        return not_found().await;
+    };
+    let outcome = match object(&body) {
+        Ok(body) => match only(&body, &["argv", "request_id", "cwd", "env", "timeout_s"]) {
+            Ok(()) => exec.run(&body).await,
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(answer) => reply::json(StatusCode::OK, &answer),
+        Err(e) => reply::coded(&e),
     }
 }
 

@@ -6,20 +6,32 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use envhost::computer::Computer;
+use envhost::computer::exec::Exec;
 use envhost::computer::shape::shape;
 use envhost::protocol::computer::settings::{SETTINGS_ENV, Settings};
 use envhost::runtime::driver::{Driver, Grants};
 use envhost::runtime::{Limits, Runtime};
 use envhost::server::{self, computer::Served};
 
+/// What the operator grants a served computer besides its driver's capabilities.
+pub struct Granted {
+    /// Commands (`computer-exec/v1`).
+    pub exec: bool,
+    /// The session user's home: `data/add` writes files under it, `data/get` exports from it,
+    /// commands run in it.
+    pub home: Option<std::path::PathBuf>,
+}
+
 /// Loads the driver at `path` with `grants` and serves one computer on it at `host`:`port`,
-/// named `name` (else the driver's own name), until `shutdown` completes.
+/// named `name` (else the driver's own name), with `granted` commands and files, until
+/// `shutdown` completes.
 ///
 /// # Errors
 /// The settings, the driver or the listener are refused.
 pub async fn serve(
     path: &Path,
     grants: &Grants,
+    granted: Granted,
     name: Option<String>,
     host: &str,
     port: u16,
@@ -42,8 +54,21 @@ pub async fn serve(
         .await
         .map_err(|e| anyhow::anyhow!("starting the driver: {e:#}"))?;
     let shape = shape(&driver, name.clone(), Vec::new(), false, false);
+    let exec = granted.exec.then(|| {
+        let home = granted
+            .home
+            .clone()
+            .or_else(|| std::env::var_os("HOME").map(Into::into))
+            .unwrap_or_else(|| "/".into());
+        Exec::new(
+            home,
+            grants.display.clone(),
+            settings.exec_output_bytes,
+            settings.exec_timeout_s,
+        )
+    });
     let computer = Arc::new(Computer::new(driver, instance, settings));
-    let router = server::computer::router(Served::new(computer, shape));
+    let router = server::computer::router(Served::new(computer, shape, exec, granted.home));
     let bind = host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((bind, port))
         .await

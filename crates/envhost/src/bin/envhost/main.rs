@@ -50,6 +50,14 @@ struct Serve {
     /// driver that imports `x11` is refused.
     #[arg(long, value_name = "DISPLAY", requires = "driver")]
     display: Option<String>,
+    /// Let the driver's callers run commands (`computer-exec/v1`) as this server's user, in the
+    /// --home directory (else $HOME).
+    #[arg(long, requires = "driver")]
+    exec: bool,
+    /// The session user's home for a driver: data/add writes files under it, data/get exports
+    /// its data paths, commands run in it.
+    #[arg(long, value_name = "DIR", requires = "driver")]
+    home: Option<PathBuf>,
     /// A TOML file of environments and their settings (see the README); its environments come
     /// before the command line's.
     #[arg(long, value_name = "FILE")]
@@ -166,9 +174,14 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         let grants = envhost::runtime::driver::Grants {
             display: args.display.clone(),
         };
+        let granted = computer::Granted {
+            exec: args.exec,
+            home: args.home.clone(),
+        };
         return computer::serve(
             driver,
             &grants,
+            granted,
             args.name.clone(),
             &args.host,
             args.port,
