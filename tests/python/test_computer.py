@@ -6,9 +6,12 @@ import base64
 import io
 import json
 import os
+import pwd
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,7 +19,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 from PIL import Image
 
-from conftest import CARD_PATH, DESK_WASM, X11_DRIVER_WASM, run
+from conftest import CARD_PATH, DESK_WASM, X11_DRIVER_WASM, free_port, run
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +114,51 @@ def test_a_driver_importing_x11_without_the_display_grant_is_refused_at_load(env
                           capture_output=True, text=True, timeout=120, env={**os.environ, "RUST_BACKTRACE": "0"})
     assert done.returncode != 0
     assert "imports agentenv:computer/x11@0.1.0, which needs a display granted to it" in done.stderr
+
+
+def test_the_reference_probe_passes_at_full_against_the_x11_driver_as_an_unprivileged_user(
+        envhost_bin, guests, x11_display, tmp_path):
+    """The probe's fixture (a Tk app, started through computer-exec) takes the driver's real
+    input; commands and data/add must run as one non-root user, so as root the server runs as
+    `nobody`, its home a directory of its own."""
+    home = Path(tempfile.mkdtemp(prefix="envhost-computer-home-"))
+    home.chmod(0o755)
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        os.chown(home, nobody.pw_uid, nobody.pw_gid)
+        prefix = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+    port = free_port()
+    argv = [*prefix, str(envhost_bin), "serve", "--driver", str(X11_DRIVER_WASM), "--display", x11_display,
+            "--exec", "--home", str(home), "--host", "127.0.0.1", "--port", str(port)]
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "PATH": "/usr/bin:/bin",
+           "ENVIRONMENT_NAME": ""}
+    log = open(tmp_path / "envhost.log", "wb")
+    server = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            assert server.poll() is None, (tmp_path / "envhost.log").read_text()
+            try:
+                if httpx.get(url + CARD_PATH, timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the driver's server did not start"
+            time.sleep(0.1)
+        report_path = tmp_path / "report.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "agentenv_protocol.computer.conformance", url, "--level", "full",
+             "--json", str(report_path), "--timeout", "60"],
+            capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        report = json.loads(report_path.read_text())
+        statuses = [check["status"] for check in report["checks"]]
+        assert "failed" not in statuses and "unverified" not in statuses, done.stdout
+        assert statuses.count("passed") >= 48, done.stdout
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        subprocess.run(["rm", "-rf", str(home)], check=False)
