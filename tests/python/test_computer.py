@@ -22,6 +22,9 @@ from PIL import Image
 from conftest import CARD_PATH, DESK_WASM, X11_DRIVER_WASM, free_port, run
 
 
+REFERENCE = Path(__file__).resolve().parent / "reference" / "computer"
+
+
 @pytest.fixture(scope="module")
 def desk(pool):
     return pool.driver(DESK_WASM, label="desk")
@@ -162,3 +165,33 @@ def test_the_reference_probe_passes_at_full_against_the_x11_driver_as_an_unprivi
         server.terminate()
         server.wait(timeout=10)
         subprocess.run(["rm", "-rf", str(home)], check=False)
+
+
+def test_the_x11_drivers_card_and_tools_are_the_reference_drivers(pool, x11_display, tmp_path):
+    """The differential check: the card and `tools/list` of envhost serving guests/x11-driver
+    with commands and a home granted equal the reference driver's (reference/computer/), after
+    normalising only what varies: the name and the detected platform."""
+    home = tmp_path / "home"
+    home.mkdir()
+    server = pool.driver(X11_DRIVER_WASM, label="x11-differential",
+                         extra=["--display", x11_display, "--exec", "--home", str(home)])
+    expected_card = json.loads((REFERENCE / "reference-card.json").read_text())
+    card = httpx.get(server.url(CARD_PATH)).json()
+
+    def normalised(card: dict) -> dict:
+        card = json.loads(json.dumps(card))
+        card["name"] = "driver"
+        for extension in card["capabilities"]["extensions"]:
+            if extension["uri"] == "urn:agentenv:computer/v1":
+                extension["params"]["platform"] = {}
+        return card
+
+    assert normalised(card) == normalised(expected_card)
+    expected_tools = json.loads((REFERENCE / "reference-tools-list.json").read_text())
+
+    async def listed():
+        async with streamablehttp_client(server.mcp_url) as (read, write, _):
+            async with ClientSession(read, write) as client:
+                await client.initialize()
+                return (await client.list_tools()).model_dump(mode="json", exclude_none=True)["tools"]
+    assert run(listed()) == expected_tools

@@ -51,17 +51,24 @@ pub fn detected_platform() -> Platform {
     }
 }
 
-/// The card's shape of `driver` served as `name`, with `modes`, and whether it may run
-/// commands (`exec`) and write files (`write_files`).
+/// The card's shape of `driver` served as `name`, with `modes`, whether it may run commands
+/// (`exec`) and write files (`write_files`), and whether it was granted an X display (then its
+/// detected platform's `display` is `x11`).
 pub fn shape(
     driver: &Driver,
     name: String,
     modes: Vec<(u32, u32)>,
-    exec: bool,
-    write_files: bool,
+    (exec, write_files): (bool, bool),
+    x11_granted: bool,
 ) -> Shape {
     let f = driver.features();
-    let platform = f.platform.clone().unwrap_or_else(detected_platform);
+    let platform = f.platform.clone().unwrap_or_else(|| {
+        let mut detected = detected_platform();
+        if x11_granted {
+            detected.display = Some("x11".to_owned());
+        }
+        detected
+    });
     let mut shown = Map::new();
     for (key, value) in [
         ("os", &platform.os),
