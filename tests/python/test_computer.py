@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,12 +128,20 @@ def test_the_reference_probe_passes_at_full_against_the_x11_driver_as_an_unprivi
     home = Path(tempfile.mkdtemp(prefix="envhost-computer-home-"))
     home.chmod(0o755)
     prefix: list[str] = []
+    binary, driver = envhost_bin, X11_DRIVER_WASM
     if os.geteuid() == 0:
+        # The checkout may be where nobody cannot read: the server runs from copies in its home.
+        bin_dir = home / "bin"
+        bin_dir.mkdir()
+        binary, driver = bin_dir / "envhost", bin_dir / "x11_driver.wasm"
+        shutil.copy2(envhost_bin, binary)
+        shutil.copy2(X11_DRIVER_WASM, driver)
         nobody = pwd.getpwnam("nobody")
-        os.chown(home, nobody.pw_uid, nobody.pw_gid)
+        for path in (home, bin_dir, binary, driver):
+            os.chown(path, nobody.pw_uid, nobody.pw_gid)
         prefix = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
     port = free_port()
-    argv = [*prefix, str(envhost_bin), "serve", "--driver", str(X11_DRIVER_WASM), "--display", x11_display,
+    argv = [*prefix, str(binary), "serve", "--driver", str(driver), "--display", x11_display,
             "--exec", "--home", str(home), "--host", "127.0.0.1", "--port", str(port)]
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "PATH": "/usr/bin:/bin",
            "ENVIRONMENT_NAME": ""}
