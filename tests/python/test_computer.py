@@ -26,24 +26,31 @@ from conftest import CARD_PATH, DESK_WASM, X11_DRIVER_WASM, free_port, run
 REFERENCE = Path(__file__).resolve().parent / "reference" / "computer"
 
 
+def probe(url: str, level: str, tmp_path: Path, timeout_s: int) -> tuple[list[str], str]:
+    """Runs the reference's conformance probe against `url` at `level`; answers each check's
+    status and the probe's output, once it exited 0 with a passing report."""
+    report_path = tmp_path / f"report-{level}.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentenv_protocol.computer.conformance", url, "--level", level,
+         "--json", str(report_path), "--timeout", str(timeout_s)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(report_path.read_text())
+    assert report["passed"], done.stdout
+    return [check["status"] for check in report["checks"]], done.stdout
+
+
 @pytest.fixture(scope="module")
 def desk(pool):
     return pool.driver(DESK_WASM, label="desk")
 
 
 def test_the_reference_probe_passes_at_basic_against_the_desk(desk, tmp_path):
-    report_path = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "agentenv_protocol.computer.conformance", desk.base_url, "--level", "basic",
-         "--json", str(report_path), "--timeout", "30"],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    report = json.loads(report_path.read_text())
-    statuses = [check["status"] for check in report["checks"]]
-    assert report["passed"] and "failed" not in statuses, done.stdout
-    assert "unverified" not in statuses, done.stdout
-    assert statuses.count("passed") >= 20, done.stdout
+    statuses, output = probe(desk.base_url, "basic", tmp_path, 30)
+    assert "failed" not in statuses, output
+    assert "unverified" not in statuses, output
+    assert statuses.count("passed") >= 20, output
 
 
 def test_a_screenshot_and_a_click_in_norm_space_from_the_official_client(desk):
@@ -101,16 +108,8 @@ def x11_display(tmp_path_factory):
 
 def test_the_reference_probe_passes_at_basic_against_the_x11_driver_under_xvfb(pool, x11_display, tmp_path):
     server = pool.driver(X11_DRIVER_WASM, extra=["--display", x11_display], label="x11-driver")
-    report_path = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "agentenv_protocol.computer.conformance", server.base_url, "--level", "basic",
-         "--json", str(report_path), "--timeout", "30"],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    report = json.loads(report_path.read_text())
-    statuses = [check["status"] for check in report["checks"]]
-    assert "failed" not in statuses and "unverified" not in statuses, done.stdout
+    statuses, output = probe(server.base_url, "basic", tmp_path, 30)
+    assert "failed" not in statuses and "unverified" not in statuses, output
 
 
 def test_a_driver_importing_x11_without_the_display_grant_is_refused_at_load(envhost_bin, guests):
@@ -159,17 +158,9 @@ def test_the_reference_probe_passes_at_full_against_the_x11_driver_as_an_unprivi
                 pass
             assert time.monotonic() < deadline, "the driver's server did not start"
             time.sleep(0.1)
-        report_path = tmp_path / "report.json"
-        done = subprocess.run(
-            [sys.executable, "-m", "agentenv_protocol.computer.conformance", url, "--level", "full",
-             "--json", str(report_path), "--timeout", "60"],
-            capture_output=True, text=True, timeout=600,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        report = json.loads(report_path.read_text())
-        statuses = [check["status"] for check in report["checks"]]
-        assert "failed" not in statuses and "unverified" not in statuses, done.stdout
-        assert statuses.count("passed") >= 48, done.stdout
+        statuses, output = probe(url, "full", tmp_path, 60)
+        assert "failed" not in statuses and "unverified" not in statuses, output
+        assert statuses.count("passed") >= 48, output
     finally:
         server.terminate()
         server.wait(timeout=10)

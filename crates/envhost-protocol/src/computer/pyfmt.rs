@@ -34,24 +34,28 @@ fn exponent_form(digits: &str, exp: i32) -> String {
     format!("{mantissa}e{sign}{:02}", exp.abs())
 }
 
+/// How Python writes `x` when it is not finite, or zero (`zero` being its zero's spelling).
+fn special(x: f64, zero: &str) -> Option<String> {
+    if x.is_nan() {
+        Some("nan".into())
+    } else if x.is_infinite() {
+        Some(if x > 0.0 { "inf" } else { "-inf" }.into())
+    } else if x == 0.0 {
+        Some(if x.is_sign_negative() {
+            format!("-{zero}")
+        } else {
+            zero.into()
+        })
+    } else {
+        None
+    }
+}
+
 /// Python's `format(x, "g")`: six significant digits, trailing zeros dropped, the exponent form
 /// below 1e-4 and from 1e6.
 pub fn g(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "nan".into()
-        } else if x > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
+    if let Some(text) = special(x, "0") {
+        return text;
     }
     let rounded = format!("{:.5e}", x.abs());
     let (mantissa, exp) = rounded.split_once('e').unwrap_or((&rounded, "0"));
@@ -70,21 +74,8 @@ pub fn g(x: f64) -> String {
 /// Python's `repr(x)` of a float: the shortest round-trip digits, fixed from 1e-4 to below
 /// 1e16 (with `.0` when whole), the exponent form outside.
 pub fn repr_float(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "nan".into()
-        } else if x > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
+    if let Some(text) = special(x, "0.0") {
+        return text;
     }
     let (digits, exp) = shortest(x);
     let body = if (-4..16).contains(&exp) {

@@ -51,16 +51,10 @@ pub fn detected_platform() -> Platform {
     }
 }
 
-/// The card's shape of `driver` served as `name`, with `modes`, whether it may run commands
-/// (`exec`) and write files (`write_files`), and whether it was granted an X display (then its
-/// detected platform's `display` is `x11`).
-pub fn shape(
-    driver: &Driver,
-    name: String,
-    modes: Vec<(u32, u32)>,
-    (exec, write_files): (bool, bool),
-    x11_granted: bool,
-) -> Shape {
+/// The card's shape of `driver` served as `name`, with `modes`, and whether it was granted an
+/// X display (then its detected platform's `display` is `x11`). Commands and files are off:
+/// the server turns them on with their grants.
+pub fn shape(driver: &Driver, name: String, modes: Vec<(u32, u32)>, x11_granted: bool) -> Shape {
     let f = driver.features();
     let platform = f.platform.clone().unwrap_or_else(|| {
         let mut detected = detected_platform();
@@ -114,7 +108,7 @@ pub fn shape(
         pointer: groups.pointer,
         keyboard: groups.keyboard,
         modes,
-        exec,
-        write_files,
+        exec: false,
+        write_files: false,
     }
 }

@@ -264,23 +264,24 @@ impl Tools<'_> {
         })
     }
 
+    /// An input call of this tool's caller, with its `screenshot` argument.
     fn input<'b>(
         &'b self,
         frame: Option<Arc<KeptFrame>>,
         mapped: bool,
         summary: String,
-    ) -> Act<'b> {
-        Act {
+    ) -> Result<Act<'b>, CodedError> {
+        Ok(Act {
             identity: self.identity,
             frame,
             mapped,
-            screenshot: false,
+            screenshot: self.flag("screenshot")?,
             summary,
             repeat: 1,
             move_to: None,
             hold: None,
             then: Then::Nothing,
-        }
+        })
     }
 
     async fn screenshot(&self) -> Result<ToolResult, CodedError> {
@@ -385,8 +386,7 @@ impl Tools<'_> {
             String::new()
         };
         let summary = format!("Clicked {}{times}{}", button_name(button), aim.phrase);
-        let mut call = self.input(aim.frame, aim.mapped, summary);
-        call.screenshot = self.flag("screenshot")?;
+        let call = self.input(aim.frame, aim.mapped, summary)?;
         let op = Op::Click {
             at: aim.screen,
             button,
@@ -448,8 +448,7 @@ impl Tools<'_> {
             path.len(),
             frame.id
         );
-        let mut call = self.input(Some(frame), true, summary);
-        call.screenshot = self.flag("screenshot")?;
+        let call = self.input(Some(frame), true, summary)?;
         let op = Op::Drag {
             path: screen,
             button,
@@ -475,8 +474,7 @@ impl Tools<'_> {
         let modifiers = self.modifiers()?;
         let aim = self.aim(self.number("x")?, self.number("y")?).await?;
         let summary = format!("Scrolled {name} {amount}{}", aim.phrase);
-        let mut call = self.input(aim.frame, aim.mapped, summary);
-        call.screenshot = self.flag("screenshot")?;
+        let call = self.input(aim.frame, aim.mapped, summary)?;
         let op = Op::Scroll {
             at: aim.screen,
             direction,
@@ -512,8 +510,7 @@ impl Tools<'_> {
                 control.join(", ")
             )));
         }
-        let mut call = self.input(self.latest(), false, format!("Typed {length} characters"));
-        call.screenshot = self.flag("screenshot")?;
+        let call = self.input(self.latest(), false, format!("Typed {length} characters"))?;
         act(self.computer, call, Op::Type { text }).await
     }
 
@@ -530,8 +527,7 @@ impl Tools<'_> {
             String::new()
         };
         let summary = format!("Pressed {}{times}", names.join("+"));
-        let mut call = self.input(self.latest(), false, summary);
-        call.screenshot = self.flag("screenshot")?;
+        let mut call = self.input(self.latest(), false, summary)?;
         call.repeat = repeat as u32;
         act(self.computer, call, Op::Press { keys: names }).await
     }
@@ -577,8 +573,7 @@ impl Tools<'_> {
         let aim = self.aim(Some(x), Some(y)).await?;
         let at = aim.screen.unwrap_or(Point { x: 0, y: 0 });
         let summary = format!("Moved the pointer{}", aim.phrase);
-        let mut call = self.input(aim.frame, aim.mapped, summary);
-        call.screenshot = self.flag("screenshot")?;
+        let call = self.input(aim.frame, aim.mapped, summary)?;
         act(self.computer, call, Op::Move { at }).await
     }
 
@@ -591,17 +586,14 @@ impl Tools<'_> {
         }
         let verb = if down { "Pressed" } else { "Released" };
         let op = Op::Button { button, down };
-        let screenshot = self.flag("screenshot")?;
         if x.is_none() {
             let summary = format!("{verb} {}", button_name(button));
-            let mut call = self.input(self.latest(), false, summary);
-            call.screenshot = screenshot;
+            let call = self.input(self.latest(), false, summary)?;
             return act(self.computer, call, op).await;
         }
         let aim = self.aim(x, y).await?;
         let summary = format!("{verb} {}{}", button_name(button), aim.phrase);
-        let mut call = self.input(aim.frame, aim.mapped, summary);
-        call.screenshot = screenshot;
+        let mut call = self.input(aim.frame, aim.mapped, summary)?;
         call.move_to = aim.screen;
         act(self.computer, call, op).await
     }
@@ -666,21 +658,20 @@ impl Tools<'_> {
             )));
         }
         let joined = names.join("+");
-        let mut call = match hold {
+        let call = match hold {
             Some(ms) => {
                 let mut call =
-                    self.input(self.latest(), false, format!("Held {joined} for {ms} ms"));
+                    self.input(self.latest(), false, format!("Held {joined} for {ms} ms"))?;
                 call.hold = Some((ms as u32, names.clone()));
                 call
             }
             None => {
                 let mut call =
-                    self.input(self.latest(), false, format!("Pressed and held {joined}"));
+                    self.input(self.latest(), false, format!("Pressed and held {joined}"))?;
                 call.then = Then::Hold(names.clone());
                 call
             }
         };
-        call.screenshot = self.flag("screenshot")?;
         act(
             self.computer,
             call,
@@ -710,8 +701,7 @@ impl Tools<'_> {
             self.latest(),
             false,
             format!("Released {}", names.join("+")),
-        );
-        call.screenshot = self.flag("screenshot")?;
+        )?;
         call.then = Then::Release(names.clone());
         act(
             self.computer,

@@ -53,13 +53,7 @@ pub async fn serve(
         .instantiate(&name)
         .await
         .map_err(|e| anyhow::anyhow!("starting the driver: {e:#}"))?;
-    let shape = shape(
-        &driver,
-        name.clone(),
-        Vec::new(),
-        (false, false),
-        grants.display.is_some(),
-    );
+    let shape = shape(&driver, name.clone(), Vec::new(), grants.display.is_some());
     let exec = granted.exec.then(|| {
         let home = granted
             .home

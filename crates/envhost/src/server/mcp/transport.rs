@@ -39,6 +39,15 @@ struct EpisodeEndpoint<'a> {
     episode: &'a Episode,
 }
 
+impl<'a> EpisodeEndpoint<'a> {
+    fn of(state: &'a AppState, episode: &'a Episode) -> Self {
+        Self {
+            endpoints: &state.mcp,
+            episode,
+        }
+    }
+}
+
 impl McpEndpoint for EpisodeEndpoint<'_> {
     fn sessions(&self) -> Option<Arc<Sessions>> {
         self.endpoints.sessions(self.episode)
@@ -70,11 +79,7 @@ async fn episode_post(
     Current(episode): Current,
     request: Request,
 ) -> Response {
-    let endpoint = EpisodeEndpoint {
-        endpoints: &state.mcp,
-        episode: &episode,
-    };
-    post(&endpoint, request).await
+    post(&EpisodeEndpoint::of(&state, &episode), request).await
 }
 
 async fn episode_get(
@@ -82,11 +87,7 @@ async fn episode_get(
     Current(episode): Current,
     headers: HeaderMap,
 ) -> Response {
-    let endpoint = EpisodeEndpoint {
-        endpoints: &state.mcp,
-        episode: &episode,
-    };
-    get(&endpoint, &headers)
+    get(&EpisodeEndpoint::of(&state, &episode), &headers)
 }
 
 async fn episode_delete(
@@ -94,11 +95,7 @@ async fn episode_delete(
     Current(episode): Current,
     headers: HeaderMap,
 ) -> Response {
-    let endpoint = EpisodeEndpoint {
-        endpoints: &state.mcp,
-        episode: &episode,
-    };
-    delete(&endpoint, &headers)
+    delete(&EpisodeEndpoint::of(&state, &episode), &headers)
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {
