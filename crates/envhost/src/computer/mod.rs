@@ -12,4 +12,4 @@ pub mod shape;
 mod state;
 pub mod tools;
 
-pub use state::{Check, Computer, KeptFrame, Kind, Shot, coded};
+pub use state::{Check, Computer, KeptFrame, Shot};

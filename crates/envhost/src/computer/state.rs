@@ -58,7 +58,7 @@ pub struct Computer {
 
 /// Whether an operation sends input: its fault is then `delivery_failed`, else `internal`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     /// It sends input.
     Input,
     /// It reads.
@@ -71,7 +71,7 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A driver's failure of `operation` as the contract's coded error: the driver's own code, or
 /// for a fault `delivery_failed` (input) or `internal` (anything else), applied unknown.
-pub fn coded(operation: &str, kind: Kind, error: DriverCallError) -> CodedError {
+pub(super) fn coded(operation: &str, kind: Kind, error: DriverCallError) -> CodedError {
     match error {
         DriverCallError::Driver(e) => {
             let code = match e.code {
