@@ -1,7 +1,10 @@
 //! The `x11` capability: `agentenv:computer/x11`, one connection to the X server of a display
 //! the operator granted (computer.md#x11), opened on first use and reopened after it drops.
 //! Captures land in the `pixels` capability's table, so a driver hands them back without
-//! copying them through its memory.
+//! copying them through its memory. Captures go through MIT-SHM where the server offers it
+//! ([`shm`]), else through `GetImage`.
+
+mod shm;
 
 use wasmtime::component::{HasData, Linker, Resource};
 use x11rb::connection::{Connection, RequestConnection};
@@ -9,9 +12,17 @@ use x11rb::protocol::xproto::{self, ConnectionExt as _, ImageFormat};
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::rust_connection::RustConnection;
 
+use self::shm::Segment;
 use super::pixels::{Captured, Pixels};
 use crate::driver::bindings::agentenv::computer::types::Point;
 use crate::driver::bindings::agentenv::computer::x11::{self, X11Error};
+
+/// How a connection captures: MIT-SHM is tried at the first capture.
+enum Capture {
+    Untried,
+    Shm(Segment),
+    GetImage,
+}
 
 /// An open connection and what is read from it once.
 struct Open {
@@ -19,6 +30,48 @@ struct Open {
     root: xproto::Window,
     width: u16,
     height: u16,
+    capture: Capture,
+}
+
+impl Open {
+    /// The root's pixels as Z-pixmap bytes, four a pixel, handed to `read`.
+    fn capture_root<T>(&mut self, read: impl FnOnce(&[u8]) -> T) -> Result<T, X11Error> {
+        let bytes = usize::from(self.width) * usize::from(self.height) * 4;
+        if matches!(self.capture, Capture::Untried) {
+            self.capture = match Segment::attach(&self.conn, bytes) {
+                Ok(segment) => Capture::Shm(segment),
+                Err(e) => {
+                    tracing::info!(error = %e, "X captures go through GetImage");
+                    Capture::GetImage
+                }
+            };
+        }
+        if let Capture::Shm(segment) = &self.capture {
+            match segment.capture(&self.conn, self.root, self.width, self.height) {
+                Ok(data) => return Ok(read(data)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "an MIT-SHM capture failed; X captures go through GetImage from now on");
+                    segment.detach(&self.conn);
+                    self.capture = Capture::GetImage;
+                }
+            }
+        }
+        let image = self
+            .conn
+            .get_image(
+                ImageFormat::Z_PIXMAP,
+                self.root,
+                0,
+                0,
+                self.width,
+                self.height,
+                !0,
+            )
+            .map_err(connection_error)?
+            .reply()
+            .map_err(reply_error)?;
+        Ok(read(&image.data))
+    }
 }
 
 /// The `x11` capability's state in a store: the granted display and its connection.
@@ -37,7 +90,7 @@ impl X11 {
     }
 
     /// The connection, opened when there is none.
-    fn open(&mut self) -> Result<&Open, X11Error> {
+    fn open(&mut self) -> Result<&mut Open, X11Error> {
         if self.open.is_none() {
             let (conn, screen) = RustConnection::connect(Some(&self.display)).map_err(|e| {
                 X11Error::Unavailable(format!("the X server {} is unavailable: {e}", self.display))
@@ -54,10 +107,11 @@ impl X11 {
                 root,
                 width,
                 height,
+                capture: Capture::Untried,
             });
         }
         self.open
-            .as_ref()
+            .as_mut()
             .ok_or_else(|| X11Error::Unavailable("no connection".into()))
     }
 
@@ -65,7 +119,7 @@ impl X11 {
     /// next call.
     fn with<T>(
         &mut self,
-        request: impl FnOnce(&Open) -> Result<T, X11Error>,
+        request: impl FnOnce(&mut Open) -> Result<T, X11Error>,
     ) -> Result<T, X11Error> {
         let outcome = request(self.open()?);
         if matches!(outcome, Err(X11Error::Unavailable(_))) {
@@ -118,38 +172,19 @@ impl x11::Host for X11View<'_> {
 
     fn capture_root(&mut self) -> Result<Resource<Captured>, X11Error> {
         let captured = self.x11.with(|open| {
-            let image = open
-                .conn
-                .get_image(
-                    ImageFormat::Z_PIXMAP,
-                    open.root,
-                    0,
-                    0,
-                    open.width,
-                    open.height,
-                    !0,
-                )
-                .map_err(connection_error)?
-                .reply()
-                .map_err(reply_error)?;
-            let pixels = usize::from(open.width) * usize::from(open.height);
-            if image.data.len() < pixels * 4 {
-                return Err(X11Error::RequestFailed(format!(
-                    "the root image is {} bytes, not 32 bits a pixel at {}×{}",
-                    image.data.len(),
-                    open.width,
-                    open.height
-                )));
-            }
-            let mut rgb = Vec::with_capacity(pixels * 3);
-            for bgrx in image.data.chunks_exact(4).take(pixels) {
-                rgb.extend_from_slice(&[bgrx[2], bgrx[1], bgrx[0]]);
-            }
-            Ok(Captured {
-                width: u32::from(open.width),
-                height: u32::from(open.height),
-                rgb,
-            })
+            let (width, height) = (open.width, open.height);
+            let pixels = usize::from(width) * usize::from(height);
+            open.capture_root(|data| bgrx_to_rgb(data, pixels))?
+                .map(|rgb| Captured {
+                    width: u32::from(width),
+                    height: u32::from(height),
+                    rgb,
+                })
+                .ok_or_else(|| {
+                    X11Error::RequestFailed(format!(
+                        "the root image is not 32 bits a pixel at {width}×{height}"
+                    ))
+                })
         })?;
         self.pixels
             .hold(captured)
@@ -281,6 +316,17 @@ impl x11::Host for X11View<'_> {
     }
 }
 
+/// `pixels` Z-pixmap pixels of four bytes (blue, green, red, unused) as RGB; `None` when
+/// `data` is shorter.
+fn bgrx_to_rgb(data: &[u8], pixels: usize) -> Option<Vec<u8>> {
+    let data = data.get(..pixels * 4)?;
+    let mut rgb = vec![0; pixels * 3];
+    for (to, from) in rgb.chunks_exact_mut(3).zip(data.chunks_exact(4)) {
+        to.copy_from_slice(&[from[2], from[1], from[0]]);
+    }
+    Some(rgb)
+}
+
 /// A coordinate as X's 16-bit one.
 fn clamp16(v: i32) -> i16 {
     v.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16
@@ -295,4 +341,17 @@ pub fn add_to_linker<T: 'static>(
     get: fn(&mut T) -> X11View<'_>,
 ) -> wasmtime::Result<()> {
     x11::add_to_linker::<T, X11Data>(linker, get)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bgrx_to_rgb;
+
+    #[test]
+    fn bgrx_pixels_become_rgb_and_short_data_is_refused() {
+        let data = [1, 2, 3, 0xff, 4, 5, 6, 0];
+        assert_eq!(bgrx_to_rgb(&data, 2), Some(vec![3, 2, 1, 6, 5, 4]));
+        assert_eq!(bgrx_to_rgb(&data, 1), Some(vec![3, 2, 1]));
+        assert_eq!(bgrx_to_rgb(&data, 3), None);
+    }
 }
