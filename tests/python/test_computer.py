@@ -88,6 +88,52 @@ def test_the_card_names_the_driver_and_its_groups(desk):
     assert card["capabilities"]["operations"] == ["data/get"]
 
 
+def rgb(result) -> bytes:
+    """The RGB pixels of a tool result's PNG."""
+    png = next(c for c in result.content if getattr(c, "mimeType", None) == "image/png")
+    return Image.open(io.BytesIO(base64.b64decode(png.data))).convert("RGB").tobytes()
+
+
+async def calls(url: str, *steps: tuple[str, dict]) -> list:
+    """Each `(tool, arguments)` of `steps` in one MCP session at `url`, each checked to succeed."""
+    async with streamablehttp_client(url) as (read, write, _):
+        async with ClientSession(read, write) as client:
+            await client.initialize()
+            results = []
+            for tool, arguments in steps:
+                result = await client.call_tool(tool, arguments)
+                assert not result.isError, (tool, result.content)
+                results.append(result)
+            return results
+
+
+def test_a_desk_episode_forked_after_input_is_pixel_identical_and_then_independent(desk):
+    created = httpx.post(desk.url("/episodes"))
+    assert created.status_code == 201, created.text
+    original = desk.url(created.json()["url"] + "mcp")
+    name_field = ("computer_click", {"x": 300, "y": 148})
+    steps = [("computer_screenshot", {}), ("computer_click", {"x": 140, "y": 80, "count": 2}),
+             name_field, ("computer_type", {"text": "forked"}),
+             ("computer_scroll", {"x": 200, "y": 400, "direction": "down", "amount": 3}),
+             name_field, ("computer_screenshot", {})]
+    before = rgb(run(calls(original, *steps))[-1])
+
+    forked = httpx.post(desk.url(created.json()["url"] + "fork"))
+    assert forked.status_code == 201, forked.text
+    assert forked.json()["forked_from"] == created.json()["id"]
+    fork = desk.url(forked.json()["url"] + "mcp")
+    first, _, after = run(calls(fork, ("computer_screenshot", {}), ("computer_type", {"text": "!"}),
+                                ("computer_screenshot", {})))
+    assert rgb(first) == before, "the fork's first frame is not its original's"
+    assert rgb(after) != before, "typing into the fork changed nothing"
+    assert rgb(run(calls(original, ("computer_screenshot", {})))[0]) == before, \
+        "typing into the fork changed its original"
+
+    for episode in (created, forked):
+        assert httpx.delete(desk.url(f"/episodes/{episode.json()['id']}")).json()["deleted"] is True
+    assert httpx.get(desk.url(created.json()["url"] + "agentenv/ext/computer-ready/status")).status_code == 404
+
+
 @pytest.fixture(scope="module")
 def x11_display(tmp_path_factory):
     """An Xvfb display at 1280x800x24 for the module, stopped after it."""
@@ -110,6 +156,15 @@ def test_the_reference_probe_passes_at_basic_against_the_x11_driver_under_xvfb(p
     server = pool.driver(X11_DRIVER_WASM, extra=["--display", x11_display], label="x11-driver")
     statuses, output = probe(server.base_url, "basic", tmp_path, 30)
     assert "failed" not in statuses and "unverified" not in statuses, output
+
+
+def test_a_driver_granted_a_display_is_not_forked(pool, x11_display):
+    server = pool.driver(X11_DRIVER_WASM, extra=["--display", x11_display], label="x11-fork")
+    refused = httpx.post(server.url("/fork"))
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "fork_unsupported"
+    assert "lives in that X server" in refused.json()["error"]["message"]
+    assert httpx.get(server.url("/episodes")).json() == {"episodes": []}
 
 
 def test_a_driver_importing_x11_without_the_display_grant_is_refused_at_load(envhost_bin, guests):

@@ -224,3 +224,48 @@ async fn held_keys_are_released_by_keyboard_up_and_the_pointer_list_is_fixed() {
     let unknown = call(&computer, "computer_nothing", json!({})).await;
     assert!(unknown.is_error && unknown.structured().is_none());
 }
+
+#[tokio::test]
+async fn a_desk_forked_after_input_is_pixel_identical_and_then_independent() {
+    let desk = computer().await;
+    call(&desk, "computer_screenshot", json!({})).await;
+    for (tool, arguments) in [
+        ("computer_click", json!({"x": 140, "y": 80, "count": 2})),
+        ("computer_click", json!({"x": 292, "y": 80})),
+        ("computer_click", json!({"x": 300, "y": 148})),
+        ("computer_type", json!({"text": "forked desk"})),
+        (
+            "computer_scroll",
+            json!({"x": 200, "y": 400, "direction": "down", "amount": 7}),
+        ),
+        ("computer_click", json!({"x": 200, "y": 230})),
+    ] {
+        let result = call(&desk, tool, arguments).await;
+        assert!(!result.is_error, "{tool}: {:?}", result.structured());
+    }
+    let original = pixels(&call(&desk, "computer_screenshot", json!({})).await);
+    let blank = pixels(&call(&*computer().await, "computer_screenshot", json!({})).await);
+    assert!(original != blank, "the input changed nothing to compare");
+
+    let fork = Arc::new(desk.fork("desk-fork").await.unwrap());
+    let forked = pixels(&call(&fork, "computer_screenshot", json!({})).await);
+    assert!(
+        original == forked,
+        "the fork's first frame differs from its original's"
+    );
+
+    for (tool, arguments) in [
+        ("computer_click", json!({"x": 300, "y": 148})),
+        ("computer_type", json!({"text": " only"})),
+    ] {
+        let result = call(&fork, tool, arguments).await;
+        assert!(!result.is_error, "{tool}: {:?}", result.structured());
+    }
+    let fork_after = pixels(&call(&fork, "computer_screenshot", json!({})).await);
+    let original_after = pixels(&call(&desk, "computer_screenshot", json!({})).await);
+    assert!(fork_after != forked, "typing into the fork changed nothing");
+    assert!(
+        original_after == original,
+        "typing into the fork changed its original"
+    );
+}

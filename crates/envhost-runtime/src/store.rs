@@ -39,7 +39,7 @@ impl StoreData {
             context: Context::default(),
             log: Log::new(label),
             pixels: Pixels::default(),
-            timing: Timing,
+            timing: Timing::default(),
             x11: X11::new(String::new()),
             memory: MemoryCap::new(limits.memory_bytes),
             deadline: Deadline::new(limits.cpu_deadline),

@@ -1,6 +1,7 @@
 //! The `timing` capability: `agentenv:computer/timing`, time passing inside a driver's
 //! operation (click gaps, key holds, a drag spread over its duration). A sleep is a tokio timer:
-//! the guest's task yields, and a caller that leaves drops it.
+//! the guest's task yields, and a caller that leaves drops it. While a fork replays a journal,
+//! sleeps end at once: the time they spread input over has passed for the original.
 
 use std::time::Duration;
 
@@ -12,12 +13,24 @@ use crate::driver::bindings::agentenv::computer::timing;
 /// 60,000) with room to spare.
 const LONGEST_SLEEP_MS: u32 = 600_000;
 
-/// The `timing` capability's state in a store (none: the clock is the host's).
+/// The `timing` capability's state in a store: whether sleeps are skipped.
 #[derive(Default)]
-pub struct Timing;
+pub struct Timing {
+    skip: bool,
+}
+
+impl Timing {
+    /// Sleeps that end at once.
+    pub fn skipping() -> Self {
+        Self { skip: true }
+    }
+}
 
 impl timing::Host for Timing {
     async fn sleep(&mut self, ms: u32) {
+        if self.skip {
+            return;
+        }
         tokio::time::sleep(Duration::from_millis(u64::from(ms.min(LONGEST_SLEEP_MS)))).await;
     }
 }
@@ -41,7 +54,14 @@ mod tests {
     #[tokio::test]
     async fn a_sleep_lasts_its_milliseconds() {
         let start = std::time::Instant::now();
-        Timing.sleep(30).await;
+        Timing::default().sleep(30).await;
         assert!(start.elapsed() >= Duration::from_millis(30));
+    }
+
+    #[tokio::test]
+    async fn a_skipping_sleep_ends_at_once() {
+        let start = std::time::Instant::now();
+        Timing::skipping().sleep(10_000).await;
+        assert!(start.elapsed() < Duration::from_secs(1));
     }
 }

@@ -8,7 +8,7 @@ use wasmtime::{Engine, Store};
 use super::bindings::agentenv::computer::types::FeatureSet;
 use super::bindings::exports::agentenv::computer::{display_modes, keyboard, operations, pointer};
 use super::features;
-use super::instance::DriverInstance;
+use super::instance::{DriverInstance, ForkPoint};
 use crate::capability::wasi::{Seed, Sources};
 use crate::capability::x11::X11;
 use crate::engine::Runtime;
@@ -42,6 +42,22 @@ pub enum DriverLoadError {
     /// The declared features break the contract.
     #[error("the driver's features break the computer contract: {}", .0.join("; "))]
     Features(Vec<String>),
+}
+
+/// Why a driver instance could not be forked.
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    /// The driver is granted a display: its state is the X server's, which a fork cannot copy.
+    #[error(
+        "the driver is granted the display {0}: its state lives in that X server, so it cannot be forked"
+    )]
+    Display(String),
+    /// The new instance could not be made.
+    #[error("starting the fork's instance: {0}")]
+    Instance(String),
+    /// An input of the journal faulted in the new instance.
+    #[error("replaying the journal into the fork: {0}")]
+    Replay(String),
 }
 
 /// What the operator grants a driver (computer.md#x11): nothing by default.
@@ -92,15 +108,15 @@ struct Ready {
 impl Ready {
     /// A fresh store and instance, labelled `label` in the log, under the CPU deadline of
     /// each call.
-    async fn instantiate(&self, label: &str) -> wasmtime::Result<DriverInstance> {
-        let sources = Sources::new(Seed::fresh());
+    async fn instantiate(&self, label: &str, seed: Seed) -> wasmtime::Result<DriverInstance> {
+        let sources = Sources::new(seed);
         sources.tape.go_live();
         let mut data = StoreData::new(label.into(), &self.limits, &sources);
         if let Some(display) = &self.display {
             data.x11 = X11::new(display.clone());
         }
         let store = Store::new(&self.engine, data);
-        DriverInstance::start(store, &self.pre, &self.indices, self.limits).await
+        DriverInstance::start(store, &self.pre, &self.indices, self.limits, seed).await
     }
 }
 
@@ -168,7 +184,7 @@ impl Driver {
             display,
         };
         let mut instance = ready
-            .instantiate("describe")
+            .instantiate("describe", Seed::fresh())
             .await
             .map_err(|e| DriverLoadError::Start(format!("{e:#}")))?;
         let (name, features) = instance
@@ -204,7 +220,31 @@ impl Driver {
     /// # Errors
     /// wasmtime's, when the instance cannot be made or fails to start.
     pub async fn instantiate(&self, label: &str) -> wasmtime::Result<DriverInstance> {
-        self.ready.instantiate(label).await
+        self.ready.instantiate(label, Seed::fresh()).await
+    }
+
+    /// A new instance in the state `point` describes (taken with
+    /// [`DriverInstance::fork_point`]), labelled `label`: a fresh instance with the original's
+    /// random seed, into which the original's journal is replayed with the driver's sleeps
+    /// skipped (computer.md#forks). Sound for a driver whose state is its own, like a simulated
+    /// desktop; a driver granted a display keeps its state in the X server and is refused.
+    ///
+    /// # Errors
+    /// [`ForkError::Display`] for a driver granted a display; [`ForkError::Instance`] when the
+    /// instance cannot be made; [`ForkError::Replay`] when an input of the journal faults.
+    pub async fn fork(&self, point: ForkPoint, label: &str) -> Result<DriverInstance, ForkError> {
+        if let Some(display) = &self.ready.display {
+            return Err(ForkError::Display(display.clone()));
+        }
+        let mut fork = self
+            .ready
+            .instantiate(label, point.seed)
+            .await
+            .map_err(|e| ForkError::Instance(format!("{e:#}")))?;
+        fork.replay(&point.journal)
+            .await
+            .map_err(|e| ForkError::Replay(e.to_string()))?;
+        Ok(fork)
     }
 }
 

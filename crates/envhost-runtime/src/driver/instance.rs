@@ -12,6 +12,9 @@ use super::bindings::agentenv::computer::types::{
 use super::bindings::exports::agentenv::computer::operations::CaptureImage;
 use super::bindings::exports::agentenv::computer::{display_modes, keyboard, operations, pointer};
 use super::component::Indices;
+use super::journal::Input;
+use crate::capability::timing::Timing;
+use crate::capability::wasi::Seed;
 use crate::limits::Limits;
 use crate::store::StoreData;
 
@@ -84,6 +87,14 @@ impl DriverError {
     }
 }
 
+/// What [`super::Driver::fork`] rebuilds an instance from: its input journal and the seed of
+/// its random source.
+#[derive(Clone, Debug)]
+pub struct ForkPoint {
+    pub(super) journal: Vec<Input>,
+    pub(super) seed: Seed,
+}
+
 /// A live driver instance. A call that faults leaves it unusable: every later call answers
 /// [`DriverCallError::Fault`].
 pub struct DriverInstance {
@@ -94,6 +105,8 @@ pub struct DriverInstance {
     display_modes: Option<display_modes::Guest>,
     limits: Limits,
     faulted: Option<String>,
+    journal: Vec<Input>,
+    seed: Seed,
 }
 
 /// The outcome of a guest call: the driver's own answer, or a fault.
@@ -106,6 +119,7 @@ impl DriverInstance {
         pre: &InstancePre<StoreData>,
         indices: &Arc<Indices>,
         limits: Limits,
+        seed: Seed,
     ) -> wasmtime::Result<Self> {
         store.limiter(StoreData::limiter);
         store.epoch_deadline_callback(|mut ctx| {
@@ -140,6 +154,8 @@ impl DriverInstance {
             display_modes,
             limits,
             faulted: None,
+            journal: Vec::new(),
+            seed,
         })
     }
 
@@ -243,12 +259,14 @@ impl DriverInstance {
         count: u32,
         modifiers: &[String],
     ) -> Result<(), DriverCallError> {
-        self.arm()?;
-        let outcome = self
-            .operations
-            .call_click(&mut self.store, at, button, count, modifiers)
-            .await;
-        self.settle(outcome)
+        self.apply(Input::Click {
+            at,
+            button,
+            count,
+            modifiers: modifiers.to_vec(),
+        })
+        .await
+        .map(drop)
     }
 
     /// Drags `button` through `path` over about `duration_ms`, `modifiers` held.
@@ -262,12 +280,14 @@ impl DriverInstance {
         duration_ms: u32,
         modifiers: &[String],
     ) -> Result<(), DriverCallError> {
-        self.arm()?;
-        let outcome = self
-            .operations
-            .call_drag(&mut self.store, path, button, duration_ms, modifiers)
-            .await;
-        self.settle(outcome)
+        self.apply(Input::Drag {
+            path: path.to_vec(),
+            button,
+            duration_ms,
+            modifiers: modifiers.to_vec(),
+        })
+        .await
+        .map(drop)
     }
 
     /// Scrolls `amount` notches `direction` at `at`, `modifiers` held.
@@ -281,12 +301,14 @@ impl DriverInstance {
         amount: u32,
         modifiers: &[String],
     ) -> Result<(), DriverCallError> {
-        self.arm()?;
-        let outcome = self
-            .operations
-            .call_scroll(&mut self.store, at, direction, amount, modifiers)
-            .await;
-        self.settle(outcome)
+        self.apply(Input::Scroll {
+            at,
+            direction,
+            amount,
+            modifiers: modifiers.to_vec(),
+        })
+        .await
+        .map(drop)
     }
 
     /// Types `text` through key events.
@@ -299,12 +321,13 @@ impl DriverInstance {
         tap_hold_ms: u32,
         type_delay_ms: u32,
     ) -> Result<(), DriverCallError> {
-        self.arm()?;
-        let outcome = self
-            .operations
-            .call_type_text(&mut self.store, text, tap_hold_ms, type_delay_ms)
-            .await;
-        self.settle(outcome)
+        self.apply(Input::Type {
+            text: text.to_owned(),
+            tap_hold_ms,
+            type_delay_ms,
+        })
+        .await
+        .map(drop)
     }
 
     /// Presses the chord `keys`.
@@ -316,12 +339,12 @@ impl DriverInstance {
         keys: &[String],
         tap_hold_ms: u32,
     ) -> Result<(), DriverCallError> {
-        self.arm()?;
-        let outcome = self
-            .operations
-            .call_press(&mut self.store, keys, tap_hold_ms)
-            .await;
-        self.settle(outcome)
+        self.apply(Input::Press {
+            keys: keys.to_vec(),
+            tap_hold_ms,
+        })
+        .await
+        .map(drop)
     }
 
     /// Moves the pointer to `at` (pointer group).
@@ -329,13 +352,7 @@ impl DriverInstance {
     /// # Errors
     /// [`DriverCallError::NoGroup`], the driver's error, or a fault.
     pub async fn move_to(&mut self, at: Point) -> Result<(), DriverCallError> {
-        let group = self
-            .pointer
-            .clone()
-            .ok_or(DriverCallError::NoGroup("pointer"))?;
-        self.arm()?;
-        let outcome = group.call_move_to(&mut self.store, at).await;
-        self.settle(outcome)
+        self.apply(Input::Move { at }).await.map(drop)
     }
 
     /// Presses (`down`) or releases `button` where the pointer is (pointer group).
@@ -343,17 +360,7 @@ impl DriverInstance {
     /// # Errors
     /// [`DriverCallError::NoGroup`], the driver's error, or a fault.
     pub async fn button(&mut self, button: Button, down: bool) -> Result<(), DriverCallError> {
-        let group = self
-            .pointer
-            .clone()
-            .ok_or(DriverCallError::NoGroup("pointer"))?;
-        self.arm()?;
-        let outcome = if down {
-            group.call_button_down(&mut self.store, button).await
-        } else {
-            group.call_button_up(&mut self.store, button).await
-        };
-        self.settle(outcome)
+        self.apply(Input::Button { button, down }).await.map(drop)
     }
 
     /// Where the pointer is (pointer group).
@@ -375,17 +382,154 @@ impl DriverInstance {
     /// # Errors
     /// [`DriverCallError::NoGroup`], the driver's error, or a fault.
     pub async fn keys(&mut self, keys: &[String], down: bool) -> Result<(), DriverCallError> {
-        let group = self
-            .keyboard
-            .clone()
-            .ok_or(DriverCallError::NoGroup("keyboard"))?;
+        self.apply(Input::Keys {
+            keys: keys.to_vec(),
+            down,
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Sends `input` to the driver and adds it to the journal unless the call faulted (a
+    /// driver's refusal is journalled: a deterministic driver refuses it again on replay).
+    /// Answers the display for [`Input::SetDisplay`], `None` for the others.
+    ///
+    /// # Errors
+    /// [`DriverCallError::NoGroup`] (nothing journalled), the driver's error, or a fault.
+    async fn apply(&mut self, input: Input) -> Result<Option<DisplayState>, DriverCallError> {
+        if let Some(group) = input.group() {
+            let exported = match group {
+                "pointer" => self.pointer.is_some(),
+                "keyboard" => self.keyboard.is_some(),
+                _ => self.display_modes.is_some(),
+            };
+            if !exported {
+                return Err(DriverCallError::NoGroup(group));
+            }
+        }
         self.arm()?;
-        let outcome = if down {
-            group.call_key_down(&mut self.store, keys).await
-        } else {
-            group.call_key_up(&mut self.store, keys).await
+        let store = &mut self.store;
+        let ops = &self.operations;
+        let outcome: Outcome<Option<DisplayState>> = match &input {
+            Input::Click {
+                at,
+                button,
+                count,
+                modifiers,
+            } => ops
+                .call_click(&mut *store, *at, *button, *count, modifiers)
+                .await
+                .map(|r| r.map(|()| None)),
+            Input::Drag {
+                path,
+                button,
+                duration_ms,
+                modifiers,
+            } => ops
+                .call_drag(&mut *store, path, *button, *duration_ms, modifiers)
+                .await
+                .map(|r| r.map(|()| None)),
+            Input::Scroll {
+                at,
+                direction,
+                amount,
+                modifiers,
+            } => ops
+                .call_scroll(&mut *store, *at, *direction, *amount, modifiers)
+                .await
+                .map(|r| r.map(|()| None)),
+            Input::Type {
+                text,
+                tap_hold_ms,
+                type_delay_ms,
+            } => ops
+                .call_type_text(&mut *store, text, *tap_hold_ms, *type_delay_ms)
+                .await
+                .map(|r| r.map(|()| None)),
+            Input::Press { keys, tap_hold_ms } => ops
+                .call_press(&mut *store, keys, *tap_hold_ms)
+                .await
+                .map(|r| r.map(|()| None)),
+            Input::Move { at } => match &self.pointer {
+                Some(group) => group
+                    .call_move_to(&mut *store, *at)
+                    .await
+                    .map(|r| r.map(|()| None)),
+                None => unreachable_group(),
+            },
+            Input::Button { button, down } => match &self.pointer {
+                Some(group) if *down => group
+                    .call_button_down(&mut *store, *button)
+                    .await
+                    .map(|r| r.map(|()| None)),
+                Some(group) => group
+                    .call_button_up(&mut *store, *button)
+                    .await
+                    .map(|r| r.map(|()| None)),
+                None => unreachable_group(),
+            },
+            Input::Keys { keys, down } => match &self.keyboard {
+                Some(group) if *down => group
+                    .call_key_down(&mut *store, keys)
+                    .await
+                    .map(|r| r.map(|()| None)),
+                Some(group) => group
+                    .call_key_up(&mut *store, keys)
+                    .await
+                    .map(|r| r.map(|()| None)),
+                None => unreachable_group(),
+            },
+            Input::SetDisplay {
+                width,
+                height,
+                scale,
+            } => match &self.display_modes {
+                Some(group) => group
+                    .call_set_display(&mut *store, *width, *height, *scale)
+                    .await
+                    .map(|r| r.map(Some)),
+                None => unreachable_group(),
+            },
         };
-        self.settle(outcome)
+        let answer = self.settle(outcome);
+        if !matches!(answer, Err(DriverCallError::Fault(_))) {
+            self.journal.push(input);
+        }
+        answer
+    }
+
+    /// The input operations this instance was given, in order.
+    pub fn journal(&self) -> &[Input] {
+        &self.journal
+    }
+
+    /// What a fork of this instance starts from: its journal and random seed now.
+    pub fn fork_point(&self) -> ForkPoint {
+        ForkPoint {
+            journal: self.journal.clone(),
+            seed: self.seed,
+        }
+    }
+
+    /// Replays `journal` into this instance, with the driver's sleeps skipped; a driver's
+    /// refusal is part of the journal, a fault ends the replay.
+    ///
+    /// # Errors
+    /// [`DriverCallError::Fault`] or [`DriverCallError::NoGroup`] of the input that failed.
+    pub(crate) async fn replay(&mut self, journal: &[Input]) -> Result<(), DriverCallError> {
+        self.store.data_mut().timing = Timing::skipping();
+        let mut outcome = Ok(());
+        for input in journal {
+            match self.apply(input.clone()).await {
+                Ok(_) | Err(DriverCallError::Driver(_)) => {}
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        self.store.data_mut().timing = Timing::default();
+        outcome
     }
 
     /// The display's modes (display-modes group).
@@ -412,14 +556,20 @@ impl DriverInstance {
         height: u32,
         scale: f64,
     ) -> Result<DisplayState, DriverCallError> {
-        let group = self
-            .display_modes
-            .clone()
-            .ok_or(DriverCallError::NoGroup("display-modes"))?;
-        self.arm()?;
-        let outcome = group
-            .call_set_display(&mut self.store, width, height, scale)
-            .await;
-        self.settle(outcome)
+        let state = self
+            .apply(Input::SetDisplay {
+                width,
+                height,
+                scale,
+            })
+            .await?;
+        state.ok_or_else(|| DriverCallError::Fault("set-display answered no display".into()))
     }
+}
+
+/// A group's call when the group is missing: [`DriverInstance::apply`] checks first.
+fn unreachable_group<T>() -> Outcome<T> {
+    Err(wasmtime::format_err!(
+        "the driver does not export the group"
+    ))
 }

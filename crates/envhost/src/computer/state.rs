@@ -14,7 +14,7 @@ use envhost_protocol::error::{Applied, CodedError};
 use envhost_runtime::driver::bindings::agentenv::computer::types::{
     Applied as DriverApplied, DisplayState, ErrorCode,
 };
-use envhost_runtime::driver::{Driver, DriverCallError, DriverInstance};
+use envhost_runtime::driver::{Driver, DriverCallError, DriverInstance, ForkError};
 use tokio::sync::Mutex as AsyncMutex;
 
 use super::image;
@@ -134,6 +134,24 @@ impl Computer {
             settings: Mutex::new(settings),
             held: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// A new computer in this one's state (computer.md#forks): the driver's instance forked
+    /// (its input journal replayed into a fresh instance, sleeps skipped), the settings, the
+    /// keys callers hold and the readiness latch copied; no frames and an empty queue, so a
+    /// caller of the fork takes a screenshot first. The fork is of this computer's state when
+    /// the call gets its instance. `label` names the new instance in the log.
+    ///
+    /// # Errors
+    /// [`ForkError`]: a driver granted a display cannot be forked; a replay that faults.
+    pub async fn fork(&self, label: &str) -> Result<Self, ForkError> {
+        let point = self.instance().await.fork_point();
+        let forked = self.driver.fork(point, label).await?;
+        let fork = Self::new(self.driver.clone(), forked, self.settings());
+        *fork.held() = self.held().clone();
+        fork.ready
+            .store(self.ready.load(Ordering::Acquire), Ordering::Release);
+        Ok(fork)
     }
 
     /// The driver.

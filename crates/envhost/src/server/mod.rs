@@ -6,6 +6,7 @@
 //! its home in [`mcp`].
 
 pub mod computer;
+pub mod computers;
 mod data_plane;
 mod episodes;
 mod extensions;

@@ -11,7 +11,10 @@ use envhost::computer::shape::shape;
 use envhost::protocol::computer::settings::{SETTINGS_ENV, Settings};
 use envhost::runtime::driver::{Driver, Grants};
 use envhost::runtime::{Limits, Runtime};
-use envhost::server::{self, computer::Served};
+use envhost::server::{
+    self,
+    computers::{Computers, MakeExec, Template},
+};
 
 /// What the operator grants a served computer besides its driver's capabilities.
 pub struct Granted {
@@ -20,11 +23,13 @@ pub struct Granted {
     /// The session user's home: `data/add` writes files under it, `data/get` exports from it,
     /// commands run in it.
     pub home: Option<std::path::PathBuf>,
+    /// The most computers served at once, the root counted (`--max-episodes`).
+    pub max_episodes: usize,
 }
 
-/// Loads the driver at `path` with `grants` and serves one computer on it at `host`:`port`,
-/// named `name` (else the driver's own name), with `granted` commands and files, until
-/// `shutdown` completes.
+/// Loads the driver at `path` with `grants` and serves a computer on it at `host`:`port`,
+/// named `name` (else the driver's own name), with `granted` commands, files and computers
+/// (episodes and forks beside the root), until `shutdown` completes.
 ///
 /// # Errors
 /// The settings, the driver or the listener are refused.
@@ -60,15 +65,22 @@ pub async fn serve(
             .clone()
             .or_else(|| std::env::var_os("HOME").map(Into::into))
             .unwrap_or_else(|| "/".into());
-        Exec::new(
-            home,
+        let (display, output_bytes, timeout_s) = (
             grants.display.clone(),
             settings.exec_output_bytes,
             settings.exec_timeout_s,
-        )
+        );
+        let make: MakeExec =
+            Arc::new(move || Exec::new(home.clone(), display.clone(), output_bytes, timeout_s));
+        make
     });
     let computer = Arc::new(Computer::new(driver, instance, settings));
-    let router = server::computer::router(Served::new(computer, shape, exec, granted.home));
+    let template = Template {
+        shape,
+        exec,
+        home: granted.home,
+    };
+    let router = server::computers::router(Computers::new(computer, template, granted.max_episodes));
     let bind = host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((bind, port))
         .await

@@ -177,6 +177,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         let granted = computer::Granted {
             exec: args.exec,
             home: args.home.clone(),
+            max_episodes: args.max_episodes.unwrap_or(1_000),
         };
         return computer::serve(
             driver,

@@ -1,0 +1,311 @@
+//! Many computers of one driver over HTTP (computer.md#episodes): the root computer served at
+//! `/`, and episodes beside it, each a computer of its own (its driver instance, frames, queue,
+//! MCP sessions and tool access) with every route of a computer under `/episodes/{id}/`.
+//!
+//! - `POST /episodes` (body empty or `{}`) → `201 {"id", "driver", "url", "root": false}`: a
+//!   fresh computer.
+//! - `POST /fork`, `POST /episodes/{id}/fork` → `201 {"id", "driver", "url", "root": false,
+//!   "forked_from"}`: a computer in the state of the root or of that episode.
+//! - `GET /episodes` → `{"episodes": [...]}`; `GET /episodes/{id}`; `DELETE /episodes/{id}` →
+//!   `{"id", "deleted": true}`.
+//!
+//! Errors: 400 `invalid_params` (a body other than `{}`), 404 `episode_not_found`, 409
+//! `fork_unsupported` (a driver granted a display: its state is the X server's), 500
+//! `fork_failed` (the replay faulted or no instance could be made), 503 `too_many_episodes` at
+//! the cap, which counts the root.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::response::Response;
+use axum::routing::{any, get, post};
+use bytes::Bytes;
+use http::{StatusCode, Uri, header};
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+use envhost_protocol::computer::card::Shape;
+use envhost_protocol::error::{CodedError, INVALID_PARAMS};
+use envhost_runtime::driver::ForkError;
+
+use super::computer::{Served, router as computer_router};
+use super::reply;
+use crate::computer::Computer;
+use crate::computer::exec::Exec;
+use crate::ids;
+
+/// Makes the commands capability of a new computer (each computer keeps its own `request_id`s).
+pub type MakeExec = Arc<dyn Fn() -> Exec + Send + Sync>;
+
+/// What every computer of the server is served with.
+pub struct Template {
+    /// The card's shape.
+    pub shape: Shape,
+    /// Commands, when granted.
+    pub exec: Option<MakeExec>,
+    /// The home files go under, when granted (shared by every computer: it is the host's).
+    pub home: Option<PathBuf>,
+}
+
+impl Template {
+    fn serve(&self, computer: Arc<Computer>) -> Router {
+        computer_router(Served::new(
+            computer,
+            self.shape.clone(),
+            self.exec.as_ref().map(|make| make()),
+            self.home.clone(),
+        ))
+    }
+}
+
+/// One computer and its routes.
+#[derive(Clone)]
+struct Entry {
+    computer: Arc<Computer>,
+    routes: Router,
+}
+
+/// The root computer and the episodes beside it.
+pub struct Computers {
+    template: Template,
+    root: Entry,
+    episodes: RwLock<HashMap<String, Entry>>,
+    max: usize,
+}
+
+type Shared = Arc<Computers>;
+
+impl Computers {
+    /// `root` served at `/` with `template`; at most `max` computers, the root counted.
+    pub fn new(root: Arc<Computer>, template: Template, max: usize) -> Self {
+        let routes = template.serve(root.clone());
+        Self {
+            template,
+            root: Entry {
+                computer: root,
+                routes,
+            },
+            episodes: RwLock::default(),
+            max: max.max(1),
+        }
+    }
+
+    fn get(&self, id: &str) -> Option<Entry> {
+        self.episodes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    /// Adds `computer` as an episode, unless the cap is reached.
+    fn add(&self, computer: Arc<Computer>) -> Result<String, CodedError> {
+        let mut episodes = self
+            .episodes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if episodes.len() + 1 >= self.max {
+            return Err(too_many(self.max));
+        }
+        let (_, id) = ids::fresh();
+        let routes = self.template.serve(computer.clone());
+        episodes.insert(id.clone(), Entry { computer, routes });
+        Ok(id)
+    }
+
+    fn full(&self) -> bool {
+        self.episodes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+            + 1
+            >= self.max
+    }
+}
+
+fn too_many(max: usize) -> CodedError {
+    let mut error = CodedError::new(
+        "too_many_episodes",
+        format!("the server holds its maximum of {max} computers (the root counted)"),
+    );
+    error.status = 503;
+    error.retryable = true;
+    error
+}
+
+fn not_found(id: &str) -> Response {
+    let mut error = CodedError::new("episode_not_found", format!("no episode {id:?}"));
+    error.status = 404;
+    reply::coded(&error)
+}
+
+fn summary(id: &str, computer: &Computer) -> Value {
+    json!({
+        "id": id,
+        "driver": computer.driver().name(),
+        "url": format!("/episodes/{id}/"),
+        "root": false,
+    })
+}
+
+fn created(id: &str, computer: &Computer, forked_from: Option<&str>) -> Response {
+    let mut body = summary(id, computer);
+    if let Some(from) = forked_from {
+        body["forked_from"] = json!(from);
+    }
+    let mut response = reply::json(StatusCode::CREATED, &body);
+    if let Ok(location) = format!("/episodes/{id}/").parse() {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}
+
+/// The routes: the episodes' and the root computer's (docs/computer.md#episodes).
+pub fn router(computers: Computers) -> Router {
+    let shared: Shared = Arc::new(computers);
+    Router::new()
+        .route("/episodes", post(create).get(list))
+        .route("/episodes/{id}", get(show).delete(delete))
+        .route("/episodes/{id}/fork", post(fork_episode))
+        .route("/episodes/{id}/{*rest}", any(dispatch))
+        .route("/fork", post(fork_root))
+        .fallback(root)
+        .with_state(shared)
+}
+
+async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
+    let empty = body.iter().all(u8::is_ascii_whitespace);
+    let object = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .is_some_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty));
+    if !empty && !object {
+        let mut error = CodedError::new(
+            INVALID_PARAMS,
+            "a computer episode is created from an empty body or {}",
+        );
+        error.status = 400;
+        return reply::coded(&error);
+    }
+    if computers.full() {
+        return reply::coded(&too_many(computers.max));
+    }
+    let computer = match computers
+        .root
+        .computer
+        .driver()
+        .instantiate("episode")
+        .await
+    {
+        Ok(instance) => Arc::new(Computer::new(
+            computers.root.computer.driver().clone(),
+            instance,
+            computers.root.computer.settings(),
+        )),
+        Err(e) => return reply::coded(&fork_failed(format!("starting the driver: {e:#}"))),
+    };
+    match computers.add(computer.clone()) {
+        Ok(id) => created(&id, &computer, None),
+        Err(e) => reply::coded(&e),
+    }
+}
+
+fn fork_failed(message: String) -> CodedError {
+    let mut error = CodedError::new("fork_failed", message);
+    error.status = 500;
+    error
+}
+
+async fn fork(computers: &Computers, from: &Computer, from_id: &str) -> Response {
+    if computers.full() {
+        return reply::coded(&too_many(computers.max));
+    }
+    let fork = match from.fork("fork").await {
+        Ok(fork) => Arc::new(fork),
+        Err(e @ ForkError::Display(_)) => {
+            let mut error = CodedError::new("fork_unsupported", e.to_string());
+            error.status = 409;
+            return reply::coded(&error);
+        }
+        Err(e) => return reply::coded(&fork_failed(e.to_string())),
+    };
+    match computers.add(fork.clone()) {
+        Ok(id) => created(&id, &fork, Some(from_id)),
+        Err(e) => reply::coded(&e),
+    }
+}
+
+async fn fork_root(State(computers): State<Shared>) -> Response {
+    let root = computers.root.computer.clone();
+    fork(&computers, &root, "root").await
+}
+
+async fn fork_episode(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+    match computers.get(&id) {
+        Some(entry) => fork(&computers, &entry.computer, &id).await,
+        None => not_found(&id),
+    }
+}
+
+async fn list(State(computers): State<Shared>) -> Response {
+    let episodes: Vec<Value> = computers
+        .episodes
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .map(|(id, entry)| summary(id, &entry.computer))
+        .collect();
+    reply::json(StatusCode::OK, &json!({ "episodes": episodes }))
+}
+
+async fn show(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+    match computers.get(&id) {
+        Some(entry) => reply::json(StatusCode::OK, &summary(&id, &entry.computer)),
+        None => not_found(&id),
+    }
+}
+
+async fn delete(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+    let removed = computers
+        .episodes
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&id);
+    match removed {
+        Some(_) => reply::json(StatusCode::OK, &json!({"id": id, "deleted": true})),
+        None => not_found(&id),
+    }
+}
+
+/// A request under `/episodes/{id}/`, served by that computer's routes at the path after it.
+async fn dispatch(
+    State(computers): State<Shared>,
+    Path((id, rest)): Path<(String, String)>,
+    mut request: Request,
+) -> Response {
+    let Some(entry) = computers.get(&id) else {
+        return not_found(&id);
+    };
+    let path = match request.uri().query() {
+        Some(query) => format!("/{rest}?{query}"),
+        None => format!("/{rest}"),
+    };
+    match path.parse::<Uri>() {
+        Ok(uri) => *request.uri_mut() = uri,
+        Err(_) => return not_found(&id),
+    }
+    match entry.routes.oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// Any other request: the root computer's.
+async fn root(State(computers): State<Shared>, request: Request) -> Response {
+    match computers.root.routes.clone().oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
