@@ -23,6 +23,8 @@
 //! }
 //! ```
 //!
+//! A computer driver is written the same way, under [`computer_driver`]: see [`computer`].
+//!
 //! What the host does for every environment, so that the guest never has to: resolving
 //! `{environment_name}` in tool names, validating tool arguments against their schemas, role and
 //! session parsing, per-role tool access, fetching `file://` and `https://` parts, and turning
@@ -30,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+pub mod computer;
 mod context;
 mod error;
 mod export;
@@ -54,7 +57,7 @@ pub mod bindings {
 }
 
 pub use context::{Arguments, Caller, ToolContext};
-pub use envhost_sdk_macros::environment;
+pub use envhost_sdk_macros::{computer_driver, environment};
 pub use error::{Applied, EnvError};
 pub use export::Environment;
 pub use part::{DataPart, FilePart, FileSource, JsonObject, Part, TextPart};
@@ -64,7 +67,7 @@ pub use bindings::exports::agentenv::environment::env::{
     Operation, ToolAnnotations, ToolInfo, ToolResult,
 };
 
-/// What the `#[environment]` expansion uses; not part of the public API.
+/// What the `#[environment]` and `#[computer_driver]` expansions use; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::export::{ExtensionSpec, ToolSpec, extensions, parse_request, tool_info};
@@ -73,4 +76,5 @@ pub mod __private {
     pub use schemars;
     pub use serde;
     pub use serde_json;
+    pub use wit_bindgen;
 }

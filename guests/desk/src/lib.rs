@@ -6,192 +6,145 @@
 mod desk;
 mod draw;
 
-use std::cell::RefCell;
+use envhost_sdk::computer::{
+    Button, Capture, DisplayState, DriverError, FeatureSet, IndexedImage, Key, Point,
+    ScrollDirection, computer_driver,
+};
 
 use crate::desk::{Desk, HEIGHT, WIDTH};
 use crate::draw::PALETTE;
-
-wit_bindgen::generate!({
-    inline: r#"
-        package envhost:desk;
-
-        world desk {
-            include agentenv:computer/driver@0.1.0;
-            export agentenv:computer/pointer@0.1.0;
-            export agentenv:computer/keyboard@0.1.0;
-        }
-    "#,
-    path: "../../wit/computer",
-    generate_all,
-});
-
-use agentenv::computer::types::{
-    Applied, Button, DisplayState, DriverError, ErrorCode, FeatureSet, IndexedImage, Point,
-    ReadyCheck, ScrollDirection,
-};
-use exports::agentenv::computer::operations::{CaptureImage, Guest as Operations};
-use exports::agentenv::computer::{keyboard, pointer};
-
-thread_local! {
-    static DESK: RefCell<Desk> = RefCell::new(Desk::default());
-}
-
-fn with_desk<T>(f: impl FnOnce(&mut Desk) -> T) -> T {
-    DESK.with(|desk| f(&mut desk.borrow_mut()))
-}
 
 /// The desk takes only the left button.
 fn left_only(button: Button) -> Result<(), DriverError> {
     match button {
         Button::Left => Ok(()),
-        _ => Err(DriverError {
-            code: ErrorCode::Unsupported,
-            message: "the desk has only a left button".into(),
-            hint: None,
-            applied: Applied::No,
-        }),
+        _ => Err(DriverError::unsupported("the desk has only a left button")),
     }
 }
 
-struct Component;
-
-impl Operations for Component {
-    fn name() -> String {
-        "desk".into()
-    }
-
-    fn features() -> FeatureSet {
+#[computer_driver(name = "desk")]
+impl Desk {
+    #[features]
+    fn features(&self) -> FeatureSet {
         FeatureSet {
-            buttons: vec![Button::Left],
             max_click_count: 3,
-            keys: None,
-            max_text_length: 10_000,
-            max_wait_ms: 60_000,
             max_drag_points: 50,
-            max_duration_ms: 10_000,
-            max_key_repeat: 100,
-            max_scroll_amount: 100,
-            platform: None,
-            supports: "[]".into(),
+            ..FeatureSet::default()
         }
     }
 
-    fn display() -> Result<DisplayState, DriverError> {
-        Ok(DisplayState {
+    #[display]
+    fn screen(&self) -> DisplayState {
+        DisplayState {
             width: WIDTH as u32,
             height: HEIGHT as u32,
             scale: 1.0,
-        })
+        }
     }
 
-    fn capture() -> Result<CaptureImage, DriverError> {
-        let frame = with_desk(|desk| desk.render());
-        Ok(CaptureImage::Indexed(IndexedImage {
+    #[capture]
+    fn grab(&self) -> Capture {
+        let frame = self.render();
+        Capture::Indexed(IndexedImage {
             width: frame.width as u32,
             height: frame.height as u32,
             palette: PALETTE.concat(),
             indices: frame.pixels,
-        }))
+        })
     }
 
-    fn ready_checks() -> Vec<ReadyCheck> {
-        Vec::new()
-    }
-
-    fn click(
+    #[click]
+    fn click_at(
+        &mut self,
         at: Point,
         button: Button,
         count: u32,
-        _modifiers: Vec<String>,
+        _modifiers: Vec<Key>,
     ) -> Result<(), DriverError> {
         left_only(button)?;
-        with_desk(|desk| desk.click(at.x, at.y, count));
+        self.click(at.x, at.y, count);
         Ok(())
     }
 
-    fn drag(
+    #[drag]
+    fn drag_along(
+        &mut self,
         path: Vec<Point>,
         button: Button,
         _duration_ms: u32,
-        _modifiers: Vec<String>,
+        _modifiers: Vec<Key>,
     ) -> Result<(), DriverError> {
         left_only(button)?;
         let path: Vec<(i32, i32)> = path.iter().map(|p| (p.x, p.y)).collect();
-        with_desk(|desk| desk.drag(&path));
+        self.drag(&path);
         Ok(())
     }
 
-    fn scroll(
+    #[scroll]
+    fn scroll_at(
+        &mut self,
         at: Point,
         direction: ScrollDirection,
         amount: u32,
-        _modifiers: Vec<String>,
-    ) -> Result<(), DriverError> {
+        _modifiers: Vec<Key>,
+    ) {
         let notches = i32::try_from(amount).unwrap_or(i32::MAX);
         let notches = match direction {
             ScrollDirection::Down => notches,
             ScrollDirection::Up => -notches,
             ScrollDirection::Left | ScrollDirection::Right => 0,
         };
-        with_desk(|desk| desk.scroll(at.x, at.y, notches));
-        Ok(())
+        self.scroll(at.x, at.y, notches);
     }
 
-    fn type_text(text: String, _tap_hold_ms: u32, _type_delay_ms: u32) -> Result<(), DriverError> {
-        with_desk(|desk| text.chars().for_each(|c| desk.type_char(c)));
-        Ok(())
+    #[type_text]
+    fn type_in(&mut self, text: String, _tap_hold_ms: u32, _type_delay_ms: u32) {
+        text.chars().for_each(|c| self.type_char(c));
     }
 
-    fn press(keys: Vec<String>, _tap_hold_ms: u32) -> Result<(), DriverError> {
-        with_desk(|desk| {
-            if let [key] = keys.as_slice() {
-                desk.tap(key);
-            }
-        });
-        Ok(())
-    }
-}
-
-impl pointer::Guest for Component {
-    fn move_to(at: Point) -> Result<(), DriverError> {
-        with_desk(|desk| desk.move_to(at.x, at.y));
-        Ok(())
+    #[press]
+    fn press_keys(&mut self, keys: Vec<Key>, _tap_hold_ms: u32) {
+        if let [key] = keys.as_slice() {
+            self.tap(key);
+        }
     }
 
-    fn button_down(button: Button) -> Result<(), DriverError> {
+    #[pointer_move]
+    fn move_pointer(&mut self, at: Point) {
+        self.move_to(at.x, at.y);
+    }
+
+    #[pointer_down]
+    fn down(&mut self, button: Button) -> Result<(), DriverError> {
         left_only(button)?;
-        with_desk(Desk::left_down);
+        self.left_down();
         Ok(())
     }
 
-    fn button_up(button: Button) -> Result<(), DriverError> {
+    #[pointer_up]
+    fn up(&mut self, button: Button) -> Result<(), DriverError> {
         left_only(button)?;
-        with_desk(Desk::left_up);
+        self.left_up();
         Ok(())
     }
 
-    fn position() -> Result<Point, DriverError> {
-        let (x, y) = with_desk(|desk| desk.pointer);
-        Ok(Point { x, y })
+    #[pointer_position]
+    fn where_is(&self) -> Point {
+        let (x, y) = self.pointer;
+        Point { x, y }
     }
-}
 
-impl keyboard::Guest for Component {
-    fn key_down(keys: Vec<String>) -> Result<(), DriverError> {
-        with_desk(|desk| {
-            for key in keys {
-                if !desk.held.contains(&key) {
-                    desk.held.push(key);
-                }
+    #[key_down]
+    fn keys_down(&mut self, keys: Vec<Key>) {
+        for key in keys {
+            if !self.held.contains(&key) {
+                self.held.push(key);
             }
-        });
-        Ok(())
+        }
     }
 
-    fn key_up(keys: Vec<String>) -> Result<(), DriverError> {
-        with_desk(|desk| desk.held.retain(|held| !keys.contains(held)));
-        Ok(())
+    #[key_up]
+    fn keys_up(&mut self, keys: Vec<Key>) {
+        self.held.retain(|held| !keys.contains(held));
     }
 }
-
-export!(Component);

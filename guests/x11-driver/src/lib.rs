@@ -8,57 +8,29 @@
 
 mod keys;
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
-use keys::{Keymap, Need, Stroke, char_keysym, keysym};
-
-wit_bindgen::generate!({
-    inline: r#"
-        package envhost:x11-driver;
-
-        world x11-driver {
-            include agentenv:computer/driver@0.1.0;
-            export agentenv:computer/pointer@0.1.0;
-            export agentenv:computer/keyboard@0.1.0;
-        }
-    "#,
-    path: "../../wit/computer",
-    generate_all,
-});
-
-use agentenv::computer::types::{
-    Applied, Button, DisplayState, DriverError, ErrorCode, FeatureSet, Point, ReadyCheck,
-    ScrollDirection,
+use envhost_sdk::computer::{
+    Applied, Button, Capture, DisplayState, DriverError, ErrorCode, FeatureSet, Key, Point,
+    ReadyCheck, ScrollDirection, computer_driver, timing, x11,
 };
-use agentenv::computer::{timing, x11};
-use exports::agentenv::computer::operations::{CaptureImage, Guest as Operations};
-use exports::agentenv::computer::{keyboard, pointer};
+use keys::{Keymap, Need, Stroke, char_keysym, keysym};
 
 /// The gap between the clicks of a double or triple click.
 const CLICK_GAP_MS: u32 = 40;
 /// About how far apart a drag's moves are, in pixels.
 const DRAG_STEP_PX: f64 = 20.0;
 
-/// What the driver keeps between operations: the keymap it read, and the keycodes each held
+/// The driver: what it keeps between operations, the keymap it read and the keycodes each held
 /// key pressed.
 #[derive(Default)]
-struct State {
+struct X11Driver {
     keymap: Option<Keymap>,
     held: HashMap<String, Vec<u8>>,
 }
 
-thread_local! {
-    static STATE: RefCell<State> = RefCell::new(State::default());
-}
-
 fn error(code: ErrorCode, message: impl Into<String>, applied: Applied) -> DriverError {
-    DriverError {
-        code,
-        message: message.into(),
-        hint: None,
-        applied,
-    }
+    DriverError::new(code, message).applied(applied)
 }
 
 /// An X failure of a read: the display is unavailable.
@@ -74,7 +46,7 @@ fn input_failed(e: x11::X11Error) -> DriverError {
     let message = match e {
         x11::X11Error::Unavailable(m) | x11::X11Error::RequestFailed(m) => m,
     };
-    error(ErrorCode::DeliveryFailed, message, Applied::Unknown)
+    DriverError::delivery_failed(message)
 }
 
 fn button_number(button: Button) -> u8 {
@@ -87,74 +59,12 @@ fn button_number(button: Button) -> u8 {
     }
 }
 
-/// Runs `f` with the keymap, read from the server the first time.
-fn with_keymap<T>(f: impl FnOnce(&mut Keymap) -> Result<T, DriverError>) -> Result<T, DriverError> {
-    STATE.with(|state| {
-        let mut state = state.borrow_mut();
-        if state.keymap.is_none() {
-            let (first, rows) = x11::keyboard_mapping().map_err(read_failed)?;
-            state.keymap = Some(Keymap::new(first, rows));
-        }
-        match state.keymap.as_mut() {
-            Some(keymap) => f(keymap),
-            None => Err(error(ErrorCode::Internal, "no keymap", Applied::No)),
-        }
-    })
-}
-
-/// How to press each of `syms`, remapping spare keycodes where needed; refuses before
-/// anything is sent when a keysym cannot be placed.
-fn strokes(syms: &[(u32, String)]) -> Result<Vec<Stroke>, DriverError> {
-    with_keymap(|keymap| {
-        let mut plan = Vec::with_capacity(syms.len());
-        let mut taken: Vec<u8> = Vec::new();
-        let mut remaps: Vec<(u8, u32)> = Vec::new();
-        for (sym, shown) in syms {
-            if let Some(&(keycode, _)) = remaps.iter().find(|(_, s)| s == sym) {
-                plan.push(Stroke {
-                    keycode,
-                    shift: false,
-                });
-                continue;
-            }
-            match keymap.find(*sym, &taken) {
-                Some(Need::Ready(stroke)) => plan.push(stroke),
-                Some(Need::Remap(keycode)) => {
-                    taken.push(keycode);
-                    remaps.push((keycode, *sym));
-                    plan.push(Stroke {
-                        keycode,
-                        shift: false,
-                    });
-                }
-                None => {
-                    return Err(error(
-                        ErrorCode::Unsupported,
-                        format!("no spare keycode is free to type {shown}"),
-                        Applied::No,
-                    ));
-                }
-            }
-        }
-        let columns = keymap.columns();
-        for (keycode, sym) in remaps {
-            x11::change_keyboard_mapping(keycode, &vec![sym; columns]).map_err(input_failed)?;
-            keymap.remap(keycode, sym);
-        }
-        Ok(plan)
-    })
-}
-
 /// The keysyms of canonical keys, or `unsupported` for a key this driver has none for.
 fn key_syms(keys: &[String]) -> Result<Vec<(u32, String)>, DriverError> {
     keys.iter()
         .map(|k| {
             keysym(k).map(|s| (s, format!("'{k}'"))).ok_or_else(|| {
-                error(
-                    ErrorCode::Unsupported,
-                    format!("this driver has no X keysym for '{k}'"),
-                    Applied::No,
-                )
+                DriverError::unsupported(format!("this driver has no X keysym for '{k}'"))
             })
         })
         .collect()
@@ -170,23 +80,6 @@ fn key(keycode: u8, down: bool) -> Result<(), DriverError> {
 
 fn sync() -> Result<(), DriverError> {
     x11::sync().map_err(input_failed)
-}
-
-/// Presses the keys of `keys` not already down, in order; answers the keycodes it pressed.
-fn hold(keys: &[String]) -> Result<Vec<u8>, DriverError> {
-    if keys.is_empty() {
-        return Ok(Vec::new());
-    }
-    let plan = strokes(&key_syms(keys)?)?;
-    let down = down_now()?;
-    let mut pressed = Vec::new();
-    for stroke in plan {
-        if !down.contains(&stroke.keycode) && !pressed.contains(&stroke.keycode) {
-            key(stroke.keycode, true)?;
-            pressed.push(stroke.keycode);
-        }
-    }
-    Ok(pressed)
 }
 
 /// Releases `pressed` in reverse order.
@@ -226,14 +119,85 @@ fn tap(stroke: Stroke, shift: Option<u8>, hold_ms: u32) -> Result<(), DriverErro
     Ok(())
 }
 
-struct Component;
-
-impl Operations for Component {
-    fn name() -> String {
-        "x11".into()
+/// The keymap and what it takes to press keys on it.
+impl X11Driver {
+    /// The keymap, read from the server the first time.
+    fn keymap(&mut self) -> Result<&mut Keymap, DriverError> {
+        let keymap = match self.keymap.take() {
+            Some(keymap) => keymap,
+            None => {
+                let (first, rows) = x11::keyboard_mapping().map_err(read_failed)?;
+                Keymap::new(first, rows)
+            }
+        };
+        Ok(self.keymap.insert(keymap))
     }
 
-    fn features() -> FeatureSet {
+    /// How to press each of `syms`, remapping spare keycodes where needed; refuses before
+    /// anything is sent when a keysym cannot be placed.
+    fn strokes(&mut self, syms: &[(u32, String)]) -> Result<Vec<Stroke>, DriverError> {
+        let keymap = self.keymap()?;
+        let mut plan = Vec::with_capacity(syms.len());
+        let mut taken: Vec<u8> = Vec::new();
+        let mut remaps: Vec<(u8, u32)> = Vec::new();
+        for (sym, shown) in syms {
+            if let Some(&(keycode, _)) = remaps.iter().find(|(_, s)| s == sym) {
+                plan.push(Stroke {
+                    keycode,
+                    shift: false,
+                });
+                continue;
+            }
+            match keymap.find(*sym, &taken) {
+                Some(Need::Ready(stroke)) => plan.push(stroke),
+                Some(Need::Remap(keycode)) => {
+                    taken.push(keycode);
+                    remaps.push((keycode, *sym));
+                    plan.push(Stroke {
+                        keycode,
+                        shift: false,
+                    });
+                }
+                None => {
+                    return Err(DriverError::unsupported(format!(
+                        "no spare keycode is free to type {shown}"
+                    )));
+                }
+            }
+        }
+        let columns = keymap.columns();
+        for (keycode, sym) in remaps {
+            x11::change_keyboard_mapping(keycode, &vec![sym; columns]).map_err(input_failed)?;
+            keymap.remap(keycode, sym);
+        }
+        Ok(plan)
+    }
+
+    /// Presses the keys of `keys` not already down, in order; answers the keycodes it pressed.
+    fn hold(&mut self, keys: &[String]) -> Result<Vec<u8>, DriverError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let plan = self.strokes(&key_syms(keys)?)?;
+        let down = down_now()?;
+        let mut pressed = Vec::new();
+        for stroke in plan {
+            if !down.contains(&stroke.keycode) && !pressed.contains(&stroke.keycode) {
+                key(stroke.keycode, true)?;
+                pressed.push(stroke.keycode);
+            }
+        }
+        Ok(pressed)
+    }
+}
+
+#[computer_driver(
+    name = "x11",
+    supports = r#"[{"os": {"type": "linux", "display": ["x11"]}, "arch": ["amd64", "arm64"]}]"#
+)]
+impl X11Driver {
+    #[features]
+    fn features(&self) -> FeatureSet {
         FeatureSet {
             buttons: vec![
                 Button::Left,
@@ -243,21 +207,13 @@ impl Operations for Component {
                 Button::Forward,
             ],
             max_click_count: 3,
-            keys: None,
-            max_text_length: 10_000,
-            max_wait_ms: 60_000,
             max_drag_points: 50,
-            max_duration_ms: 10_000,
-            max_key_repeat: 100,
-            max_scroll_amount: 100,
-            platform: None,
-            supports:
-                r#"[{"os": {"type": "linux", "display": ["x11"]}, "arch": ["amd64", "arm64"]}]"#
-                    .into(),
+            ..FeatureSet::default()
         }
     }
 
-    fn display() -> Result<DisplayState, DriverError> {
+    #[display]
+    fn screen(&self) -> Result<DisplayState, DriverError> {
         let (width, height) = x11::screen_size().map_err(read_failed)?;
         Ok(DisplayState {
             width,
@@ -266,13 +222,13 @@ impl Operations for Component {
         })
     }
 
-    fn capture() -> Result<CaptureImage, DriverError> {
-        x11::capture_root()
-            .map(CaptureImage::Held)
-            .map_err(read_failed)
+    #[capture]
+    fn grab(&self) -> Result<Capture, DriverError> {
+        x11::capture_root().map(Capture::Held).map_err(read_failed)
     }
 
-    fn ready_checks() -> Vec<ReadyCheck> {
+    #[ready_checks]
+    fn xtest(&self) -> Vec<ReadyCheck> {
         let (ok, detail) = match x11::has_xtest() {
             Ok(true) => (true, "XTEST available".to_owned()),
             Ok(false) => (false, "XTEST missing".to_owned()),
@@ -285,13 +241,15 @@ impl Operations for Component {
         }]
     }
 
-    fn click(
+    #[click]
+    fn click_at(
+        &mut self,
         at: Point,
         which: Button,
         count: u32,
-        modifiers: Vec<String>,
+        modifiers: Vec<Key>,
     ) -> Result<(), DriverError> {
-        let held = hold(&modifiers)?;
+        let held = self.hold(&modifiers)?;
         motion(at)?;
         let number = button_number(which);
         for i in 0..count {
@@ -306,16 +264,18 @@ impl Operations for Component {
         sync()
     }
 
-    fn drag(
+    #[drag]
+    fn drag_along(
+        &mut self,
         path: Vec<Point>,
         which: Button,
         duration_ms: u32,
-        modifiers: Vec<String>,
+        modifiers: Vec<Key>,
     ) -> Result<(), DriverError> {
         let Some(&start) = path.first() else {
             return Ok(());
         };
-        let held = hold(&modifiers)?;
+        let held = self.hold(&modifiers)?;
         let number = button_number(which);
         motion(start)?;
         button(number, true)?;
@@ -350,13 +310,15 @@ impl Operations for Component {
         sync()
     }
 
-    fn scroll(
+    #[scroll]
+    fn scroll_at(
+        &mut self,
         at: Point,
         direction: ScrollDirection,
         amount: u32,
-        modifiers: Vec<String>,
+        modifiers: Vec<Key>,
     ) -> Result<(), DriverError> {
-        let held = hold(&modifiers)?;
+        let held = self.hold(&modifiers)?;
         motion(at)?;
         let number = match direction {
             ScrollDirection::Up => 4,
@@ -372,13 +334,19 @@ impl Operations for Component {
         sync()
     }
 
-    fn type_text(text: String, tap_hold_ms: u32, type_delay_ms: u32) -> Result<(), DriverError> {
+    #[type_text]
+    fn type_in(
+        &mut self,
+        text: String,
+        tap_hold_ms: u32,
+        type_delay_ms: u32,
+    ) -> Result<(), DriverError> {
         let syms: Vec<(u32, String)> = text
             .chars()
             .map(|c| (char_keysym(c), format!("{c:?}")))
             .collect();
-        let plan = strokes(&syms)?;
-        let shift = with_keymap(|keymap| Ok(keymap.shift()))?;
+        let plan = self.strokes(&syms)?;
+        let shift = self.keymap()?.shift();
         for (i, stroke) in plan.into_iter().enumerate() {
             if i > 0 {
                 timing::sleep(type_delay_ms);
@@ -388,63 +356,63 @@ impl Operations for Component {
         sync()
     }
 
-    fn press(keys: Vec<String>, tap_hold_ms: u32) -> Result<(), DriverError> {
-        let pressed = hold(&keys)?;
+    #[press]
+    fn press_keys(&mut self, keys: Vec<Key>, tap_hold_ms: u32) -> Result<(), DriverError> {
+        let pressed = self.hold(&keys)?;
         sync()?;
         timing::sleep(tap_hold_ms);
         release(&pressed)?;
         sync()
     }
-}
 
-impl pointer::Guest for Component {
-    fn move_to(at: Point) -> Result<(), DriverError> {
+    #[pointer_move]
+    fn move_pointer(&mut self, at: Point) -> Result<(), DriverError> {
         motion(at)?;
         sync()
     }
 
-    fn button_down(which: Button) -> Result<(), DriverError> {
+    #[pointer_down]
+    fn down(&mut self, which: Button) -> Result<(), DriverError> {
         button(button_number(which), true)?;
         sync()
     }
 
-    fn button_up(which: Button) -> Result<(), DriverError> {
+    #[pointer_up]
+    fn up(&mut self, which: Button) -> Result<(), DriverError> {
         button(button_number(which), false)?;
         sync()
     }
 
-    fn position() -> Result<Point, DriverError> {
+    #[pointer_position]
+    fn where_is(&self) -> Result<Point, DriverError> {
         x11::query_pointer().map_err(read_failed)
     }
-}
 
-impl keyboard::Guest for Component {
-    fn key_down(keys: Vec<String>) -> Result<(), DriverError> {
-        let plan = strokes(&key_syms(&keys)?)?;
+    #[key_down]
+    fn keys_down(&mut self, keys: Vec<Key>) -> Result<(), DriverError> {
+        let plan = self.strokes(&key_syms(&keys)?)?;
         let down = down_now()?;
         for (name, stroke) in keys.iter().zip(plan) {
             if down.contains(&stroke.keycode) {
                 continue;
             }
             key(stroke.keycode, true)?;
-            STATE.with(|s| {
-                s.borrow_mut()
-                    .held
-                    .entry(name.clone())
-                    .or_default()
-                    .push(stroke.keycode)
-            });
+            self.held
+                .entry(name.clone())
+                .or_default()
+                .push(stroke.keycode);
         }
         sync()
     }
 
-    fn key_up(keys: Vec<String>) -> Result<(), DriverError> {
+    #[key_up]
+    fn keys_up(&mut self, keys: Vec<Key>) -> Result<(), DriverError> {
         for name in &keys {
-            let pressed = STATE.with(|s| s.borrow_mut().held.remove(name));
-            match pressed {
+            match self.held.remove(name) {
                 Some(keycodes) => release(&keycodes)?,
                 None => {
-                    if let Some(stroke) = strokes(&key_syms(std::slice::from_ref(name))?)?.first() {
+                    let strokes = self.strokes(&key_syms(std::slice::from_ref(name))?)?;
+                    if let Some(stroke) = strokes.first() {
                         key(stroke.keycode, false)?;
                     }
                 }
@@ -453,5 +421,3 @@ impl keyboard::Guest for Component {
         sync()
     }
 }
-
-export!(Component);

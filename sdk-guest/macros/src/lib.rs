@@ -1,12 +1,18 @@
-//! The `#[environment]` attribute of `envhost-sdk`.
+//! The `#[environment]` and `#[computer_driver]` attributes of `envhost-sdk`.
 //!
-//! It reads one `impl` block: `#[tool]`, `#[extension]`, `#[reset]`, `#[add_data]` and
-//! `#[get_data]` methods, and `#[arg(description = "...")]` on tool and extension parameters. It
-//! leaves the block as written (minus those attributes) and adds an implementation of
-//! `envhost_sdk::Environment` plus the component export. See `envhost-sdk` for the whole story.
+//! `#[environment]` reads one `impl` block: `#[tool]`, `#[extension]`, `#[reset]`, `#[add_data]`
+//! and `#[get_data]` methods, and `#[arg(description = "...")]` on tool and extension
+//! parameters. It leaves the block as written (minus those attributes) and adds an
+//! implementation of `envhost_sdk::Environment` plus the component export.
+//!
+//! `#[computer_driver]` reads one `impl` block whose methods are marked with the operations
+//! they perform, and adds implementations of `envhost_sdk::computer::Driver` and of the groups'
+//! traits, the bindings of the world that exports exactly those groups, and the export. See
+//! `envhost-sdk` for the whole story.
 
 #![warn(missing_docs)]
 
+mod computer;
 mod expand;
 mod model;
 
@@ -39,5 +45,45 @@ pub fn environment(attr: TokenStream, item: TokenStream) -> TokenStream {
     match model::Env::from_impl(args, item) {
         Ok(env) => expand::expand(env).into(),
         Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Makes an `impl` block a computer driver and exports it as the component.
+///
+/// Arguments: `name = "..."` (the card's name; default: the type's name) and `supports =
+/// "<JSON list>"` (the card's `supports` entries, replacing those `#[features]` gives).
+///
+/// Inside the block, each method marked with the operation it performs (taking `&self` or
+/// `&mut self`, then the parameters shown; an operation that can fail may return `T` or
+/// `Result<T, DriverError>`):
+/// - required: `#[display] () -> DisplayState`, `#[capture] () -> Capture`, `#[click] (at:
+///   Point, button: Button, count: u32, modifiers: Vec<Key>)`, `#[drag] (path: Vec<Point>,
+///   button: Button, duration_ms: u32, modifiers: Vec<Key>)`, `#[scroll] (at: Point, direction:
+///   ScrollDirection, amount: u32, modifiers: Vec<Key>)`, `#[type_text] (text: String,
+///   tap_hold_ms: u32, type_delay_ms: u32)`, `#[press] (keys: Vec<Key>, tap_hold_ms: u32)`;
+/// - the pointer group, all or none: `#[pointer_move] (at: Point)`, `#[pointer_down] (button:
+///   Button)`, `#[pointer_up] (button: Button)`, `#[pointer_position] () -> Point`;
+/// - the keyboard group, both or neither: `#[key_down] (keys: Vec<Key>)`, `#[key_up] (keys:
+///   Vec<Key>)`;
+/// - a settable display, both or neither: `#[display_modes] () -> Vec<(u32, u32)>`,
+///   `#[set_display] (width: u32, height: u32, scale: f64) -> DisplayState`;
+/// - optional: `#[ready_checks] () -> Vec<ReadyCheck>`, `#[features] () -> FeatureSet`.
+///
+/// A missing required operation, half a group, or an operation marked twice is a compile error
+/// naming it.
+#[proc_macro_attribute]
+pub fn computer_driver(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = syn::parse_macro_input!(item as syn::ItemImpl);
+    let mut args = computer::DriverArgs::default();
+    let parser = syn::meta::parser(|meta| args.parse(meta));
+    syn::parse_macro_input!(attr with parser);
+    let mut block = item.clone();
+    match computer::DriverModel::from_impl(args, item) {
+        Ok(driver) => computer::expand(driver).into(),
+        Err(e) => {
+            computer::strip_markers(&mut block);
+            let error = e.to_compile_error();
+            quote::quote!(#block #error).into()
+        }
     }
 }
