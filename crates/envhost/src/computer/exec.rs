@@ -175,18 +175,24 @@ fn strerror(e: &std::io::Error) -> String {
     }
 }
 
-/// Reads `stream` to its end, keeping at most `cap` bytes; answers them and whether more came.
-async fn keep(mut stream: impl tokio::io::AsyncRead + Unpin, cap: usize) -> (Vec<u8>, bool) {
-    let mut kept = Vec::new();
-    let mut cut = false;
+/// A stream's output as it is read: the bytes kept, and whether more came than were kept.
+type Kept = Arc<Mutex<(Vec<u8>, bool)>>;
+
+/// Reads `stream` to its end into `kept`, keeping at most `cap` bytes; what comes after that is
+/// read and dropped, so a writer still holding the stream never blocks.
+async fn keep(stream: Option<impl tokio::io::AsyncRead + Unpin>, cap: usize, kept: Kept) {
+    let Some(mut stream) = stream else {
+        return;
+    };
     let mut buffer = vec![0u8; 64 << 10];
     loop {
         match stream.read(&mut buffer).await {
-            Ok(0) | Err(_) => return (kept, cut),
+            Ok(0) | Err(_) => return,
             Ok(n) => {
-                let room = cap.saturating_sub(kept.len());
-                kept.extend_from_slice(&buffer[..n.min(room)]);
-                cut |= n > room;
+                let mut kept = lock(&kept);
+                let room = cap.saturating_sub(kept.0.len());
+                kept.0.extend_from_slice(&buffer[..n.min(room)]);
+                kept.1 |= n > room;
             }
         }
     }
@@ -211,18 +217,11 @@ async fn execute(run: Run) -> Outcome {
     let pid = child.id();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
-    let out = tokio::spawn(async move {
-        match stdout {
-            Some(s) => keep(s, cap).await,
-            None => (Vec::new(), false),
-        }
-    });
-    let err = tokio::spawn(async move {
-        match stderr {
-            Some(s) => keep(s, cap).await,
-            None => (Vec::new(), false),
-        }
-    });
+    let (out, err) = (Kept::default(), Kept::default());
+    let readers = [
+        tokio::spawn(keep(stdout, cap, out.clone())),
+        tokio::spawn(keep(stderr, cap, err.clone())),
+    ];
     let (status, timed_out) = match tokio::time::timeout(run.timeout, child.wait()).await {
         Ok(status) => (status.ok(), false),
         Err(_) => {
@@ -236,15 +235,11 @@ async fn execute(run: Run) -> Outcome {
             (None, true)
         }
     };
-    let collect = |task: tokio::task::JoinHandle<(Vec<u8>, bool)>| async move {
-        tokio::time::timeout(DRAIN_AFTER_EXIT, task)
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default()
-    };
-    let (stdout, out_cut) = collect(out).await;
-    let (stderr, err_cut) = collect(err).await;
+    // A reader still running past the drain (a background child holds the stream) goes on
+    // draining on its own; the answer takes what it has kept by then.
+    let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, futures::future::join_all(readers)).await;
+    let (stdout, out_cut) = lock(&out).clone();
+    let (stderr, err_cut) = lock(&err).clone();
     let exit_code = if timed_out {
         Value::Null
     } else {
