@@ -1085,8 +1085,6 @@ def test_the_data_plane_answers_json_rpc_errors_for_bad_requests(desk):
     assert parse_error.status_code == 200 and parse_error.json()["error"]["code"] == -32700
 
 
-@pytest.mark.xfail(strict=True, reason="the host arms no max_hold_ms auto-release for keys held without hold_ms "
-                                       "(computer-driver.md §2.11)")
 async def test_keys_held_without_hold_ms_are_released_after_max_hold_ms(desk, reader):
     assert desk.extension("computer-keyboard", "set", {"max_hold_ms": 300}).status_code == 200
     async with session(desk) as agent:

@@ -21,7 +21,7 @@ async fn computer() -> Arc<Computer> {
             .unwrap(),
     );
     let instance = driver.instantiate("desk").await.unwrap();
-    Arc::new(Computer::new(driver, instance, Settings::default()))
+    Computer::new(driver, instance, Settings::default())
 }
 
 async fn call(computer: &Computer, tool: &str, arguments: Value) -> ToolResult {
@@ -247,7 +247,7 @@ async fn a_desk_forked_after_input_is_pixel_identical_and_then_independent() {
     let blank = pixels(&call(&*computer().await, "computer_screenshot", json!({})).await);
     assert!(original != blank, "the input changed nothing to compare");
 
-    let fork = Arc::new(desk.fork("desk-fork").await.unwrap());
+    let fork = desk.fork("desk-fork").await.unwrap();
     let forked = pixels(&call(&fork, "computer_screenshot", json!({})).await);
     assert!(
         original == forked,

@@ -168,6 +168,8 @@ pub async fn act(computer: &Computer, act: Act<'_>, op: Op) -> Result<ToolResult
                     mine.push(key);
                 }
             }
+            drop(held);
+            computer.arm_release(act.identity);
         }
         Then::Release(keys) => {
             let mut held = computer.held();
@@ -175,6 +177,8 @@ pub async fn act(computer: &Computer, act: Act<'_>, op: Op) -> Result<ToolResult
                 mine.retain(|k| !keys.contains(k));
                 if mine.is_empty() {
                     held.remove(act.identity);
+                    drop(held);
+                    computer.disarm_release(act.identity);
                 }
             }
         }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use envhost_protocol::computer::errors::Code;
@@ -54,6 +54,10 @@ pub struct Computer {
     ready_lock: AsyncMutex<()>,
     settings: Mutex<Settings>,
     held: Mutex<HashMap<String, Vec<String>>>,
+    /// Per caller, the timer that releases what it holds after `max_hold_ms`.
+    release_timers: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
+    /// This computer, for its release timers.
+    me: Weak<Computer>,
 }
 
 /// Whether an operation sends input: its fault is then `delivery_failed`, else `internal`.
@@ -123,8 +127,8 @@ fn display(state: DisplayState) -> Result<Display, CodedError> {
 
 impl Computer {
     /// A computer on `instance` of `driver`, under `settings`.
-    pub fn new(driver: Arc<Driver>, instance: DriverInstance, settings: Settings) -> Self {
-        Self {
+    pub fn new(driver: Arc<Driver>, instance: DriverInstance, settings: Settings) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
             driver,
             instance: AsyncMutex::new(instance),
             frames: Mutex::new(FrameStore::default()),
@@ -133,7 +137,9 @@ impl Computer {
             ready_lock: AsyncMutex::new(()),
             settings: Mutex::new(settings),
             held: Mutex::new(HashMap::new()),
-        }
+            release_timers: Mutex::new(HashMap::new()),
+            me: me.clone(),
+        })
     }
 
     /// A new computer in this one's state (computer.md#forks): the driver's instance forked
@@ -144,7 +150,7 @@ impl Computer {
     ///
     /// # Errors
     /// [`ForkError`]: a driver granted a display cannot be forked; a replay that faults.
-    pub async fn fork(&self, label: &str) -> Result<Self, ForkError> {
+    pub async fn fork(&self, label: &str) -> Result<Arc<Self>, ForkError> {
         let point = self.instance().await.fork_point();
         let forked = self.driver.fork(point, label).await?;
         let fork = Self::new(self.driver.clone(), forked, self.settings());
@@ -182,6 +188,55 @@ impl Computer {
     /// The keys each caller holds.
     pub(super) fn held(&self) -> MutexGuard<'_, HashMap<String, Vec<String>>> {
         lock(&self.held)
+    }
+
+    /// (Re)arms the timer that releases, `max_hold_ms` from now, whatever `identity` still
+    /// holds then (computer.md#keyboard), replacing its earlier timer.
+    pub(super) fn arm_release(&self, identity: &str) {
+        let after = Duration::from_millis(u64::from(lock(&self.settings).max_hold_ms));
+        let me = self.me.clone();
+        let owner = identity.to_owned();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            if let Some(computer) = me.upgrade() {
+                computer.release_all(&owner).await;
+            }
+        });
+        if let Some(earlier) = lock(&self.release_timers).insert(identity.to_owned(), timer) {
+            earlier.abort();
+        }
+    }
+
+    /// Cancels `identity`'s release timer: it holds nothing now.
+    pub(super) fn disarm_release(&self, identity: &str) {
+        if let Some(timer) = lock(&self.release_timers).remove(identity) {
+            timer.abort();
+        }
+    }
+
+    /// Releases, in reverse order and in a queue turn of its own (waiting while the queue is
+    /// busy), every key `identity` holds.
+    async fn release_all(&self, identity: &str) {
+        let turn = loop {
+            match self.queue.turn(self.queue_wait()).await {
+                Ok(turn) => break turn,
+                Err(_) => continue,
+            }
+        };
+        lock(&self.release_timers).remove(identity);
+        let Some(keys) = self.held().remove(identity) else {
+            return;
+        };
+        let reversed: Vec<String> = keys.into_iter().rev().collect();
+        match self.instance().await.keys(&reversed, false).await {
+            Ok(()) => self.queue.delivered(identity),
+            Err(e) => tracing::warn!(
+                caller = identity,
+                error = %e,
+                "releasing the keys held past max_hold_ms failed"
+            ),
+        }
+        drop(turn);
     }
 
     /// The display now.

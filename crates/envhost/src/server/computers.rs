@@ -199,11 +199,11 @@ async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
         .instantiate("episode")
         .await
     {
-        Ok(instance) => Arc::new(Computer::new(
+        Ok(instance) => Computer::new(
             computers.root.computer.driver().clone(),
             instance,
             computers.root.computer.settings(),
-        )),
+        ),
         Err(e) => return reply::coded(&fork_failed(format!("starting the driver: {e:#}"))),
     };
     match computers.add(computer.clone()) {
@@ -223,7 +223,7 @@ async fn fork(computers: &Computers, from: &Computer, from_id: &str) -> Response
         return reply::coded(&too_many(computers.max));
     }
     let fork = match from.fork("fork").await {
-        Ok(fork) => Arc::new(fork),
+        Ok(fork) => fork,
         Err(e @ ForkError::Display(_)) => {
             let mut error = CodedError::new("fork_unsupported", e.to_string());
             error.status = 409;

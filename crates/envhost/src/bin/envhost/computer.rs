@@ -74,13 +74,14 @@ pub async fn serve(
             Arc::new(move || Exec::new(home.clone(), display.clone(), output_bytes, timeout_s));
         make
     });
-    let computer = Arc::new(Computer::new(driver, instance, settings));
+    let computer = Computer::new(driver, instance, settings);
     let template = Template {
         shape,
         exec,
         home: granted.home,
     };
-    let router = server::computers::router(Computers::new(computer, template, granted.max_episodes));
+    let router =
+        server::computers::router(Computers::new(computer, template, granted.max_episodes));
     let bind = host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((bind, port))
         .await
