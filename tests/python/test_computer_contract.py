@@ -547,6 +547,23 @@ async def test_keyboard_down_with_hold_ms_holds_for_that_long_then_releases(desk
     assert reader.name(after) == "ab"
 
 
+async def test_keys_held_by_hold_ms_are_released_before_the_next_input_when_the_caller_leaves(desk, reader):
+    async with session(desk) as agent:
+        await focus_name(agent)
+        async with session(desk) as leaving:
+            hold = asyncio.create_task(leaving.call("computer_keyboard_down", keys=["Shift"], hold_ms=1500))
+            await asyncio.sleep(0.3)
+            hold.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await hold
+        started = time.monotonic()
+        await agent.call("computer_type", text="ab")
+        waited = time.monotonic() - started
+        _, after = await agent.shot()
+    assert reader.name(after) == "ab", "Shift was still down after its caller left"
+    assert waited >= 0.8, "the next input did not wait for the hold's release"
+
+
 # ------------------------------------------------------------------------------------- landing on the pixel
 
 async def test_a_norm_click_lands_on_the_exact_pixel_it_names(desk):

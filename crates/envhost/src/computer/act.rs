@@ -13,6 +13,9 @@ use envhost_runtime::driver::bindings::agentenv::computer::types::{
 };
 use serde_json::{Map, Value, json};
 
+use envhost_protocol::computer::errors::Code;
+
+use super::queue::Turn;
 use super::result::{frame_data, send};
 use super::state::{Computer, KeptFrame, Kind, coded};
 
@@ -144,11 +147,14 @@ pub async fn act(computer: &Computer, act: Act<'_>, op: Op) -> Result<ToolResult
         &op,
         &act.move_to,
         act.repeat,
-        &act.hold,
         &settings,
         &mut sent,
     )
     .await;
+    let (outcome, turn) = match (outcome, act.hold) {
+        (Ok(()), Some((ms, keys))) => hold_then_release(computer, ms, keys, turn).await,
+        (outcome, _) => (outcome, Some(turn)),
+    };
     if sent {
         computer.queue.delivered(act.identity);
     }
@@ -222,14 +228,12 @@ pub fn png_block(frame: &KeptFrame) -> (String, &'static str) {
     )
 }
 
-/// The operation, after the optional move, `repeat` times, then the optional hold and release;
-/// `sent` is set once any input was.
+/// The operation, after the optional move, `repeat` times; `sent` is set once any input was.
 async fn deliver(
     computer: &Computer,
     op: &Op,
     move_to: &Option<Point>,
     repeat: u32,
-    hold: &Option<(u32, Vec<String>)>,
     settings: &envhost_protocol::computer::settings::Settings,
     sent: &mut bool,
 ) -> Result<(), CodedError> {
@@ -281,16 +285,41 @@ async fn deliver(
         .map_err(failed)?;
         *sent = true;
     }
-    if let Some((ms, keys)) = hold {
-        drop(instance);
-        tokio::time::sleep(Duration::from_millis(u64::from(*ms))).await;
-        let reversed: Vec<String> = keys.iter().rev().cloned().collect();
-        computer
+    Ok(())
+}
+
+/// Keeps `keys` down `ms` milliseconds, then releases them in reverse order, all in `turn`,
+/// which it gives back (none when the release task failed). The wait and the release run in a
+/// task of their own, which owns the turn: a caller that goes away mid-hold still has its keys
+/// released before the next input.
+async fn hold_then_release(
+    computer: &Computer,
+    ms: u32,
+    keys: Vec<String>,
+    turn: Turn,
+) -> (Result<(), CodedError>, Option<Turn>) {
+    let Some(computer) = computer.shared() else {
+        return (
+            Err(Code::Internal.error("the computer is gone")),
+            Some(turn),
+        );
+    };
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(u64::from(ms))).await;
+        let reversed: Vec<String> = keys.into_iter().rev().collect();
+        let released = computer
             .instance()
             .await
             .keys(&reversed, false)
             .await
-            .map_err(|e| coded("key_up", Kind::Input, e))?;
+            .map_err(|e| coded("key_up", Kind::Input, e));
+        (released, turn)
+    });
+    match release.await {
+        Ok((released, turn)) => (released, Some(turn)),
+        Err(e) => (
+            Err(Code::DeliveryFailed.error(format!("@key_up failed: {e}"))),
+            None,
+        ),
     }
-    Ok(())
 }

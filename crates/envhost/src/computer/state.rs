@@ -160,6 +160,11 @@ impl Computer {
         Ok(fork)
     }
 
+    /// This computer as shared, for work that outlives a call (none once it is being dropped).
+    pub(super) fn shared(&self) -> Option<Arc<Self>> {
+        self.me.upgrade()
+    }
+
     /// The driver.
     pub fn driver(&self) -> &Arc<Driver> {
         &self.driver
