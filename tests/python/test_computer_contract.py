@@ -653,8 +653,7 @@ async def test_queued_clicks_and_typing_land_in_the_order_they_arrived(desk, rea
 #: `{f}` is the id of the frame taken just before. The codes the desk cannot produce:
 #: device_unavailable (the desk is always ready: its display and capture never fail and it has no
 #: checks of its own), delivery_failed and internal (its operations never fail or trap on input the
-#: host lets through), stale_frame from a display change (its display has no modes to set), and
-#: background_unavailable, target_unavailable, limit_exceeded and timeout (reserved; no desk
+#: host lets through), and background_unavailable, target_unavailable, limit_exceeded and timeout (reserved; no desk
 #: operation raises them).
 REFUSALS = [
     ("computer_click", {"x": WIDTH, "y": 0, "frame_id": "{f}"}, "out_of_bounds",
@@ -774,8 +773,8 @@ EXTENSIONS = [
 
 
 def test_the_card_declares_every_extension_and_each_read_route_answers(desk):
-    """Routes are found from the card; the desk has no display modes, so computer-display
-    offers no `set` and its route is not served."""
+    """Routes are found from the card; the desk has display modes, so computer-display offers
+    `set`."""
     card = desk.card()
     assert [e["uri"] for e in card["capabilities"]["extensions"]] == EXTENSIONS
     assert card["capabilities"]["operations"] == ["data/add", "data/get"]
@@ -789,9 +788,8 @@ def test_the_card_declares_every_extension_and_each_read_route_answers(desk):
             if method["method"] == "GET":
                 response = desk.extension(name, op)
                 assert response.status_code == 200 and isinstance(response.json(), dict), (name, op)
-    assert list(extension_params(card, "computer-display")["methods"]) == ["get"]
-    unserved = httpx.post(desk.url("/agentenv/ext/computer-display/set"), json={"width": WIDTH, "height": HEIGHT})
-    assert unserved.status_code == 404
+    assert list(extension_params(card, "computer-display")["methods"]) == ["get", "set"]
+    assert extension_params(card, "computer-display")["modes"] == [[1280, 800], [1024, 768]]
 
 
 def test_computer_ready_reports_its_display_and_capture_checks(desk):
@@ -802,12 +800,44 @@ def test_computer_ready_reports_its_display_and_capture_checks(desk):
         {"name": "capture", "ok": True, "detail": "1280×800"}]}
 
 
-async def test_computer_display_get_matches_the_frames_and_set_is_not_served(desk):
+async def test_computer_display_get_matches_the_frames(desk):
     async with session(desk) as agent:
         frame, _ = await agent.shot()
     display = desk.extension("computer-display", "get").json()
-    assert display == {"width": WIDTH, "height": HEIGHT, "scale": 1.0, "modes": []}
+    assert display == {"width": WIDTH, "height": HEIGHT, "scale": 1.0, "modes": [[1280, 800], [1024, 768]]}
     assert frame["display"] == {k: display[k] for k in ("width", "height", "scale")}
+
+
+async def test_computer_display_set_changes_the_display_and_stales_older_frames(desk):
+    modes = [[1280, 800], [1024, 768]]
+    async with session(desk) as agent:
+        old, _ = await agent.shot()
+        for body, status, code, message in [
+            ({"width": 800, "height": 600}, 400, "invalid_argument",
+             "800×600 is not one of this computer's display modes: 1280×800, 1024×768"),
+            ({"width": 1024, "height": 768, "scale": 2}, 501, "unsupported", "the desk draws at scale 1 only"),
+            ({"width": "wide", "height": 768}, 400, "invalid_argument", 'width is an integer, got "wide"'),
+            ({"height": 768}, 400, "invalid_params", "missing a required argument: 'width'"),
+        ]:
+            refused = desk.extension("computer-display", "set", body)
+            assert refused.status_code == status, refused.text
+            assert (refused.json()["error"]["code"], refused.json()["error"]["message"]) == (code, message)
+        assert desk.extension("computer-display", "get").json()["width"] == WIDTH
+
+        changed = desk.extension("computer-display", "set", {"width": 1024, "height": 768})
+        assert changed.status_code == 200, changed.text
+        assert changed.json() == {"width": 1024, "height": 768, "scale": 1.0, "modes": modes}
+        stale = await agent.refused("computer_click", x=10, y=10, frame_id=old["frame_id"])
+        assert stale["code"] == "stale_frame"
+        assert stale["message"] == (f"frame {old['frame_id']} was captured at 1280×800 at scale 1 and the "
+                                    "display is now 1024×768 at scale 1: take a new screenshot")
+        new, image = await agent.shot()
+        assert (new["width"], new["height"]) == image.size == (1024, 768)
+        assert new["display"] == {"width": 1024, "height": 768, "scale": 1.0}
+        back = desk.extension("computer-display", "set", {"width": 1280, "height": 800})
+        assert back.json()["width"] == 1280
+        _, image = await agent.shot()
+        assert image.size == (1280, 800)
 
 
 async def test_computer_spaces_set_rewrites_point_tool_descriptions_live_and_changes_the_default(desk, reader):

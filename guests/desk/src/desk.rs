@@ -1,6 +1,7 @@
 //! The desktop: its widgets, what input does to them, and how they are drawn.
 //!
-//! Widgets (screen pixels, on a 1280×800 display):
+//! The display is 1280×800, or 1024×768 when set to that mode: the widgets sit in the top-left
+//! 1000×600 pixels, the same in both. Widgets (screen pixels):
 //! - `save`, a button: each left click counts one save;
 //! - `subscribe`, a checkbox: a left click toggles it;
 //! - `name`, a text field: a click focuses it, typed characters are appended, `Backspace`
@@ -13,10 +14,8 @@
 
 use crate::draw::{Colour, Frame, GLYPH, Rect};
 
-/// The display's width, in pixels.
-pub const WIDTH: i32 = 1280;
-/// The display's height, in pixels.
-pub const HEIGHT: i32 = 800;
+/// The display's modes, `(width, height)` in pixels; the first is the one it starts in.
+pub const MODES: [(i32, i32); 2] = [(1280, 800), (1024, 768)];
 
 const SAVE: Rect = Rect::new(40, 60, 200, 40);
 const SUBSCRIBE: Rect = Rect::new(280, 68, 24, 24);
@@ -49,9 +48,27 @@ pub struct Desk {
     pub held: Vec<String>,
     /// The left button's press point while it is held (a drag through the pointer group).
     pressed_at: Option<Vec<(i32, i32)>>,
+    /// The display's mode, an index into [`MODES`].
+    pub mode: usize,
 }
 
 impl Desk {
+    /// The display's size now, `(width, height)` in pixels.
+    pub fn size(&self) -> (i32, i32) {
+        MODES[self.mode]
+    }
+
+    /// Sets the display to the mode of size `width` × `height`; false when there is none.
+    pub fn set_size(&mut self, width: i32, height: i32) -> bool {
+        match MODES.iter().position(|&m| m == (width, height)) {
+            Some(mode) => {
+                self.mode = mode;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// A left click (or `count` of them) at (`x`, `y`).
     pub fn click(&mut self, x: i32, y: i32, count: u32) {
         self.pointer = (x, y);
@@ -151,8 +168,9 @@ impl Desk {
 
     /// Draws the desktop.
     pub fn render(&self) -> Frame {
-        let mut frame = Frame::new(WIDTH, HEIGHT, Colour::Desktop);
-        frame.fill(Rect::new(0, 0, WIDTH, 40), Colour::Blue);
+        let (width, height) = self.size();
+        let mut frame = Frame::new(width, height, Colour::Desktop);
+        frame.fill(Rect::new(0, 0, width, 40), Colour::Blue);
         frame.text(12, 12, "Desk", 40, Colour::White);
 
         frame.fill(SAVE, Colour::Grey);
@@ -270,11 +288,23 @@ mod tests {
         desk.drag(&[(PAD.x + 10, PAD.y + 10), (PAD.x + 100, PAD.y + 50)]);
         assert_eq!(desk.strokes.len(), 1);
         let frame = desk.render();
-        let at = ((PAD.y + 10) * WIDTH + PAD.x + 10) as usize;
+        let at = ((PAD.y + 10) * desk.size().0 + PAD.x + 10) as usize;
         assert_eq!(frame.pixels[at], Colour::Red as u8);
         desk.move_to(SAVE.x + 1, SAVE.y + 1);
         desk.left_down();
         desk.left_up();
         assert_eq!(desk.saved, 1);
+    }
+
+    #[test]
+    fn the_display_takes_only_its_modes_and_draws_at_the_size_set() {
+        let mut desk = Desk::default();
+        assert_eq!(desk.render().pixels.len(), 1280 * 800);
+        assert!(!desk.set_size(800, 600));
+        assert_eq!(desk.size(), (1280, 800));
+        assert!(desk.set_size(1024, 768));
+        let frame = desk.render();
+        assert_eq!((frame.width, frame.height), (1024, 768));
+        assert_eq!(frame.pixels.len(), 1024 * 768);
     }
 }

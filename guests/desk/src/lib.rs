@@ -1,5 +1,5 @@
 //! `desk`: a desktop simulated in pure Wasm, served by envhost as a computer driver. It draws
-//! its own 1280×800 framebuffer (a palette of eight colours, one byte a pixel) and takes its
+//! its own 1280×800 framebuffer (or 1024×768, its other display mode) (a palette of eight colours, one byte a pixel) and takes its
 //! own pointer and key input, deterministically, with no X server: many desktops per process,
 //! each snapshot-able like any episode. The widgets are in [`desk`].
 
@@ -7,11 +7,11 @@ mod desk;
 mod draw;
 
 use envhost_sdk::computer::{
-    Button, Capture, DisplayState, DriverError, FeatureSet, IndexedImage, Key, Point,
+    Button, Capture, DisplayState, DriverError, ErrorCode, FeatureSet, IndexedImage, Key, Point,
     ScrollDirection, computer_driver,
 };
 
-use crate::desk::{Desk, HEIGHT, WIDTH};
+use crate::desk::{Desk, MODES};
 use crate::draw::PALETTE;
 
 /// The desk takes only the left button.
@@ -35,11 +35,40 @@ impl Desk {
 
     #[display]
     fn screen(&self) -> DisplayState {
+        let (width, height) = self.size();
         DisplayState {
-            width: WIDTH as u32,
-            height: HEIGHT as u32,
+            width: width as u32,
+            height: height as u32,
             scale: 1.0,
         }
+    }
+
+    #[display_modes]
+    fn modes(&self) -> Vec<(u32, u32)> {
+        MODES.iter().map(|&(w, h)| (w as u32, h as u32)).collect()
+    }
+
+    #[set_display]
+    fn set_mode(
+        &mut self,
+        width: u32,
+        height: u32,
+        scale: f64,
+    ) -> Result<DisplayState, DriverError> {
+        if scale != 1.0 {
+            return Err(DriverError::unsupported("the desk draws at scale 1 only"));
+        }
+        let fits = i32::try_from(width)
+            .ok()
+            .zip(i32::try_from(height).ok())
+            .is_some_and(|(w, h)| self.set_size(w, h));
+        if !fits {
+            return Err(DriverError::new(
+                ErrorCode::InvalidArgument,
+                format!("{width}×{height} is not one of the desk's modes"),
+            ));
+        }
+        Ok(self.screen())
     }
 
     #[capture]

@@ -258,6 +258,45 @@ impl Computer {
         display(state)
     }
 
+    /// Sets the display to the mode `width` × `height` of `modes` at `scale` (else the current
+    /// scale), in a queue turn (computer.md#display). Frames captured at another display are
+    /// stale from then on.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a size that is not one of `modes`; `input_busy`; the driver's
+    /// error, or `delivery_failed` when it faults.
+    pub async fn set_display(
+        &self,
+        width: i64,
+        height: i64,
+        scale: Option<f64>,
+        modes: &[(u32, u32)],
+    ) -> Result<Display, CodedError> {
+        let mode = modes
+            .iter()
+            .copied()
+            .find(|&(w, h)| i64::from(w) == width && i64::from(h) == height);
+        let Some((width, height)) = mode else {
+            let listed: Vec<String> = modes.iter().map(|(w, h)| format!("{w}×{h}")).collect();
+            return Err(Code::InvalidArgument.error(format!(
+                "{width}×{height} is not one of this computer's display modes: {}",
+                listed.join(", ")
+            )));
+        };
+        let _turn = self.queue.turn(self.queue_wait()).await?;
+        let scale = match scale {
+            Some(scale) => scale,
+            None => self.display_now().await?.scale,
+        };
+        let state = self
+            .instance()
+            .await
+            .set_display(width, height, scale)
+            .await
+            .map_err(|e| coded("set_display", Kind::Input, e))?;
+        display(state)
+    }
+
     /// The display and a capture of it as PNG, checked to be the display at native size.
     async fn capture_png(&self) -> Result<(Display, Vec<u8>, (u32, u32)), CodedError> {
         let mut instance = self.instance().await;

@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use envhost_protocol::card::{MCP_PATH, RPC_PATH, WELL_KNOWN_PATH};
 use envhost_protocol::computer::card::{Shape, card, listing};
 use envhost_protocol::computer::errors::Code;
+use envhost_protocol::computer::frames::Display;
 use envhost_protocol::computer::spaces::{Space, check_space};
 use envhost_protocol::description::Operation;
 use envhost_protocol::error::{CodedError, INVALID_PARAMS, PERMISSION_DENIED};
@@ -169,6 +170,9 @@ pub fn router(served: Served) -> Router {
     if served.exec.is_some() {
         router = router.route("/agentenv/ext/computer-exec/run", post(exec_run));
     }
+    if !served.shape.modes.is_empty() {
+        router = router.route("/agentenv/ext/computer-display/set", post(display_set));
+    }
     if served.shape.keyboard {
         router = router
             .route("/agentenv/ext/computer-keyboard/get", get(keyboard_get))
@@ -276,25 +280,61 @@ async fn ready_status(State(served): State<Shared>) -> Response {
     reply::json(StatusCode::OK, &json!({"ready": ready, "checks": checks}))
 }
 
+fn display_answer(served: &Served, display: &Display) -> Value {
+    let modes: Vec<Value> = served
+        .shape
+        .modes
+        .iter()
+        .map(|(w, h)| json!([w, h]))
+        .collect();
+    json!({"width": display.width, "height": display.height, "scale": display.scale, "modes": modes})
+}
+
 async fn display_get(State(served): State<Shared>) -> Response {
     match served.computer.display_now().await {
-        Ok(display) => {
-            let modes: Vec<Value> = served
-                .shape
-                .modes
-                .iter()
-                .map(|(w, h)| json!([w, h]))
-                .collect();
-            reply::json(
-                StatusCode::OK,
-                &json!({"width": display.width, "height": display.height, "scale": display.scale, "modes": modes}),
-            )
-        }
+        Ok(display) => reply::json(StatusCode::OK, &display_answer(&served, &display)),
         Err(e) => {
             let mut unavailable = Code::DeviceUnavailable.error(e.message);
             unavailable.hint = e.hint;
             reply::coded(&unavailable)
         }
+    }
+}
+
+/// `POST /agentenv/ext/computer-display/set {"width", "height", "scale"?}` (only with display
+/// modes): one of the modes, set in a queue turn; answers as `get` (computer.md#display).
+async fn display_set(State(served): State<Shared>, body: Bytes) -> Response {
+    let request = (|| {
+        let body = object(&body)?;
+        only(&body, &["width", "height", "scale"])?;
+        let required = |key: &str| {
+            integer(&body, key)?.ok_or_else(|| {
+                CodedError::new(
+                    INVALID_PARAMS,
+                    format!("missing a required argument: '{key}'"),
+                )
+            })
+        };
+        let (width, height) = (required("width")?, required("height")?);
+        let scale = match body.get("scale") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(value.as_f64().ok_or_else(|| {
+                Code::InvalidArgument.error(format!("scale is a number, got {value}"))
+            })?),
+        };
+        Ok((width, height, scale))
+    })();
+    let (width, height, scale) = match request {
+        Ok(request) => request,
+        Err(e) => return reply::coded(&e),
+    };
+    match served
+        .computer
+        .set_display(width, height, scale, &served.shape.modes)
+        .await
+    {
+        Ok(display) => reply::json(StatusCode::OK, &display_answer(&served, &display)),
+        Err(e) => reply::coded(&e),
     }
 }
 

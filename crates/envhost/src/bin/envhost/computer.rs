@@ -54,11 +54,19 @@ pub async fn serve(
     let name = name
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| driver.name().to_owned());
-    let instance = driver
+    let mut instance = driver
         .instantiate(&name)
         .await
         .map_err(|e| anyhow::anyhow!("starting the driver: {e:#}"))?;
-    let shape = shape(&driver, name.clone(), Vec::new(), grants.display.is_some());
+    let modes = if driver.groups().display_modes {
+        instance
+            .modes()
+            .await
+            .map_err(|e| anyhow::anyhow!("asking the driver its display modes: {e}"))?
+    } else {
+        Vec::new()
+    };
+    let shape = shape(&driver, name.clone(), modes, grants.display.is_some());
     let exec = granted.exec.then(|| {
         let home = granted
             .home
