@@ -15,7 +15,8 @@
 # agentenv-framework-protocol[computer], mss and python-xlib; the driver's file unpacked from
 # the agentenv-framework wheel); nothing of it is kept in the repository. Needs Xvfb (apt:
 # xvfb). The screen shows tests/bench/computer_scene.py's busy desktop (apt: python3-tk,
-# fonts-dejavu-core), so PNG encoding works on realistic pixels.
+# fonts-dejavu-core), so PNG encoding works on realistic pixels. Then the same two calls on
+# envhost serving guests/desk (a desktop simulated in Wasm), alone.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -95,3 +96,8 @@ start envhost target/release/envhost serve --driver "$COMPONENTS/x11_driver.wasm
 log "load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(git rev-parse --short HEAD)"
 target/release/computer_bench "${TARGETS[@]}" --rounds "${ROUNDS:-5}" --calls "${CALLS:-20}"
 log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# The desk (a desktop simulated in Wasm, no X) over the same MCP path, on its own.
+TARGETS=()
+start desk target/release/envhost serve --driver "$COMPONENTS/desk.wasm"
+target/release/computer_bench "${TARGETS[@]}" --rounds "${ROUNDS:-5}" --calls "${CALLS:-20}"
