@@ -218,6 +218,12 @@ class ServerPool:
         env = {"ENVIRONMENT_NAME": "", **(env or {})}
         return self._launch(label, argv, env, port, CARD_PATH)
 
+    def driver_config(self, config: Path, label: str = "computer") -> Server:
+        """`envhost serve --config <config>` of a `[driver]` table, on a free port."""
+        port = free_port()
+        argv = [str(self.envhost_bin), "serve", "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
+        return self._launch(label, argv, {"ENVIRONMENT_NAME": ""}, port, CARD_PATH)
+
     def reference(self, env: dict[str, str] | None = None, label: str = "reference") -> Server:
         """The reference slack environment (Python SDK), ready when its card answers 200."""
         port = free_port()

@@ -158,6 +158,18 @@ def test_the_reference_probe_passes_at_basic_against_the_x11_driver_under_xvfb(p
     assert "failed" not in statuses and "unverified" not in statuses, output
 
 
+def test_a_configuration_file_serves_a_driver_with_its_grants(pool, tmp_path):
+    config = tmp_path / "computer.toml"
+    home = tmp_path / "home"
+    home.mkdir()
+    config.write_text(f'[driver]\ncomponent = "{DESK_WASM}"\nexec = true\nhome = "{home}"\nname = "desktop"\n')
+    server = pool.driver_config(config, label="desk-config")
+    card = httpx.get(server.url(CARD_PATH)).json()
+    assert card["name"] == "desktop"
+    assert "urn:agentenv:computer-exec/v1" in [e["uri"] for e in card["capabilities"]["extensions"]]
+    assert card["capabilities"]["operations"] == ["data/add", "data/get"]
+
+
 def test_a_driver_granted_a_display_is_not_forked(pool, x11_display):
     server = pool.driver(X11_DRIVER_WASM, extra=["--display", x11_display], label="x11-fork")
     refused = httpx.post(server.url("/fork"))

@@ -15,6 +15,17 @@
 //! max_queued_calls = 16
 //! idle_timeout_s = 600     # 0: never evicted
 //! ```
+//!
+//! Or one computer driver instead of environments (docs/computer.md#grants):
+//!
+//! ```toml
+//! [driver]
+//! component = "guests/target/wasm32-wasip2/release/x11_driver.wasm"
+//! display = ":99"          # optional: the x11 capability's display
+//! exec = true              # optional: computer-exec/v1
+//! home = "/home/agent"     # optional: files and commands' home
+//! name = "desktop"         # optional: the card's name
+//! ```
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -86,6 +97,23 @@ struct FileEnvironment {
     overrides: Overrides,
 }
 
+/// The `[driver]` table: a computer driver and what the operator grants it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileDriver {
+    /// The driver component.
+    pub component: PathBuf,
+    /// The X display its `x11` capability connects to.
+    pub display: Option<String>,
+    /// Whether its callers may run commands.
+    #[serde(default)]
+    pub exec: bool,
+    /// The session user's home.
+    pub home: Option<PathBuf>,
+    /// The card's name.
+    pub name: Option<String>,
+}
+
 /// The TOML file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -96,6 +124,8 @@ pub struct File {
     pub pool: Option<bool>,
     #[serde(default)]
     environments: Vec<FileEnvironment>,
+    /// A computer driver to serve instead of environments.
+    pub driver: Option<FileDriver>,
 }
 
 impl File {
@@ -109,6 +139,16 @@ impl File {
         for env in &mut file.environments {
             if env.component.is_relative() {
                 env.component = base.join(&env.component);
+            }
+        }
+        if let Some(driver) = &mut file.driver {
+            anyhow::ensure!(
+                file.environments.is_empty(),
+                "{} names both environments and a [driver]: a server serves one or the other",
+                path.display()
+            );
+            if driver.component.is_relative() {
+                driver.component = base.join(&driver.component);
             }
         }
         Ok(file)
@@ -169,6 +209,30 @@ mod tests {
         );
         let plain = command_line_environment("dir/slack.wasm", &defaults);
         assert_eq!(plain.name, "slack");
+    }
+
+    #[test]
+    fn a_driver_table_names_its_component_and_grants() {
+        let dir = std::env::temp_dir().join(format!("envhost-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("computer.toml");
+        std::fs::write(
+            &path,
+            "[driver]\ncomponent = \"x11_driver.wasm\"\ndisplay = \":99\"\nexec = true\n",
+        )
+        .unwrap();
+        let driver = File::load(&path).unwrap().driver.unwrap();
+        assert_eq!(driver.component, dir.join("x11_driver.wasm"));
+        assert_eq!(driver.display.as_deref(), Some(":99"));
+        assert!(driver.exec && driver.home.is_none());
+        std::fs::write(
+            &path,
+            "[driver]\ncomponent = \"d.wasm\"\n[[environments]]\nname = \"s\"\ncomponent = \"s.wasm\"\n",
+        )
+        .unwrap();
+        let both = File::load(&path).unwrap_err().to_string();
+        assert!(both.contains("both environments and a [driver]"), "{both}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -15,7 +15,7 @@ use envhost::transfers::TransferConfig;
 use envhost::{Host, HostConfig};
 use tracing_subscriber::EnvFilter;
 
-use config::{File, Overrides, command_line_environment};
+use config::{File, FileDriver, Overrides, command_line_environment};
 
 /// Serve agent environments, written as WebAssembly components, over the agentenv protocol and
 /// MCP.
@@ -169,21 +169,39 @@ fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
     Ok(config)
 }
 
-async fn serve(args: Serve) -> anyhow::Result<()> {
-    if let Some(driver) = &args.driver {
-        let grants = envhost::runtime::driver::Grants {
+/// The driver to serve, from `--driver` or the configuration's `[driver]` table.
+fn driver_config(args: &Serve) -> anyhow::Result<Option<FileDriver>> {
+    if let Some(component) = &args.driver {
+        return Ok(Some(FileDriver {
+            component: component.clone(),
             display: args.display.clone(),
-        };
-        let granted = computer::Granted {
             exec: args.exec,
             home: args.home.clone(),
+            name: None,
+        }));
+    }
+    let file = args.config.as_deref().map(File::load).transpose()?;
+    Ok(file.and_then(|f| f.driver))
+}
+
+async fn serve(args: Serve) -> anyhow::Result<()> {
+    if let Some(driver) = driver_config(&args)? {
+        let grants = envhost::runtime::driver::Grants {
+            display: driver.display.clone(),
+        };
+        let granted = computer::Granted {
+            exec: driver.exec,
+            home: driver.home.clone(),
             max_episodes: args.max_episodes.unwrap_or(1_000),
         };
         return computer::serve(
-            driver,
+            &driver.component,
             &grants,
             granted,
-            args.name.clone(),
+            args.name
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .or(driver.name),
             &args.host,
             args.port,
             shutdown_signal(),
