@@ -85,7 +85,7 @@ def test_the_card_names_the_driver_and_its_groups(desk):
     uris = [e["uri"] for e in card["capabilities"]["extensions"]]
     assert "urn:agentenv:computer-pointer/v1" in uris and "urn:agentenv:computer-keyboard/v1" in uris
     assert "urn:agentenv:computer-exec/v1" not in uris
-    assert card["capabilities"]["operations"] == ["data/get"]
+    assert card["capabilities"]["operations"] == ["data/add", "data/get"]
 
 
 def rgb(result) -> bytes:

@@ -780,7 +780,8 @@ def test_the_card_declares_every_extension_and_each_read_route_answers(desk):
     assert card["capabilities"]["operations"] == ["data/add", "data/get"]
     assert {t["name"] for t in card["capabilities"]["tools"]} == ALL_TOOLS
     assert extension_params(card, "computer-exec")["max_output_bytes"] == SETTINGS["exec_output_bytes"]
-    assert extension_params(card, "intake")["add"] == [{"part": "file", "format": "file-tree", "load": "additive"}]
+    assert extension_params(card, "intake")["add"] == [{"part": "data", "format": "json", "load": "replace"},
+                                                        {"part": "file", "format": "file-tree", "load": "additive"}]
     features = extension_params(card, "computer")
     assert (features["buttons"], features["max_click_count"], features["max_drag_points"]) == (["left"], 3, 50)
     for name in ("computer-display", "computer-keyboard", "computer-ready", "computer-spaces"):
@@ -1108,15 +1109,18 @@ def test_data_add_refuses_a_path_outside_the_home_or_a_bad_part_and_writes_nothi
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
+FRESH_WIDGETS = {"saved": 0, "subscribed": False, "name": "", "scroll_top": 0, "selected": None, "strokes": []}
+
+
 def test_data_get_returns_the_files_under_its_data_paths(desk):
-    assert rpc(desk.server, "data/get", {})["result"] == {"parts": []}
+    assert rpc(desk.server, "data/get", {})["result"] == {"parts": [{"kind": "data", "data": FRESH_WIDGETS}]}
     (desk.home / "out" / "sub").mkdir(parents=True)
     (desk.home / "out" / "sub" / "r.json").write_text('{"a":1}\n')
     (desk.home / "out" / "a.bin").write_bytes(b"\x00\x01")
     (desk.home / "notes.txt").write_text("notes")
     (desk.home / "elsewhere.txt").write_text("not exported")
     parts = rpc(desk.server, "data/get", {})["result"]["parts"]
-    assert parts == [
+    assert parts == [{"kind": "data", "data": FRESH_WIDGETS}] + [
         {"kind": "file", "file": {"bytes": base64.b64encode(content).decode(), "mimeType": mime, "name": name},
          "metadata": {MARKER: {"path": path}}}
         for path, name, mime, content in [
@@ -1124,6 +1128,26 @@ def test_data_get_returns_the_files_under_its_data_paths(desk):
             ("out/a.bin", "a.bin", "application/octet-stream", b"\x00\x01"),
             ("out/sub/r.json", "r.json", "application/json", b'{"a":1}\n'),
         ]]
+
+
+async def test_a_data_part_seeds_the_desks_widgets_and_data_get_exports_them(desk, reader):
+    seed = {"saved": 7, "subscribed": True, "name": "suite", "scroll_top": 5, "selected": 6,
+            "strokes": [[[410, 210], [500, 260]]]}
+    assert rpc(desk.server, "data/add", {"parts": [{"kind": "data", "data": seed}]})["result"] == {}
+    assert rpc(desk.server, "data/get", {})["result"]["parts"] == [{"kind": "data", "data": seed}]
+    async with session(desk) as agent:
+        _, seeded = await agent.shot()
+        await focus_name(agent)
+        await agent.call("computer_type", text="!")
+    assert reader.name(seeded) == "suite"
+    assert rpc(desk.server, "data/get", {})["result"]["parts"][0]["data"]["name"] == "suite!"
+    for bad, message in [
+        ({"selected": 100}, "invalid_argument: selected is a row from 0 to 99, got 100"),
+        ({"strokes": [[[0, 0], [1, 1]]]}, "invalid_argument: every stroke's points are on the pad"),
+    ]:
+        reply = rpc(desk.server, "data/add", {"parts": [{"kind": "data", "data": bad}]})
+        assert reply["error"] == {"code": -32000, "message": message, "data": {"code": "add_failed"}}
+    assert rpc(desk.server, "data/get", {})["result"]["parts"][0]["data"]["name"] == "suite!"
 
 
 def test_the_data_plane_answers_json_rpc_errors_for_bad_requests(desk):

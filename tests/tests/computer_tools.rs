@@ -243,6 +243,9 @@ async fn a_desk_forked_after_input_is_pixel_identical_and_then_independent() {
         let result = call(&desk, tool, arguments).await;
         assert!(!result.is_error, "{tool}: {:?}", result.structured());
     }
+    desk.seed(r#"{"saved": 41, "name": "forked desk", "selected": 9}"#)
+        .await
+        .unwrap();
     let original = pixels(&call(&desk, "computer_screenshot", json!({})).await);
     let blank = pixels(&call(&*computer().await, "computer_screenshot", json!({})).await);
     assert!(original != blank, "the input changed nothing to compare");

@@ -12,6 +12,8 @@
 //!
 //! Everything is deterministic: the same input gives the same pixels.
 
+use serde::{Deserialize, Serialize};
+
 use crate::draw::{Colour, Frame, GLYPH, Rect};
 
 /// The display's modes, `(width, height)` in pixels; the first is the one it starts in.
@@ -52,7 +54,70 @@ pub struct Desk {
     pub mode: usize,
 }
 
+/// The widgets as data: what `data/get` exports and a `data/add` part seeds. A seed sets every
+/// widget, a missing field to its fresh value.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Widgets {
+    pub saved: u32,
+    pub subscribed: bool,
+    pub name: String,
+    pub scroll_top: i32,
+    pub selected: Option<i32>,
+    pub strokes: Vec<Vec<(i32, i32)>>,
+}
+
 impl Desk {
+    /// The widgets' state.
+    pub fn widgets(&self) -> Widgets {
+        Widgets {
+            saved: self.saved,
+            subscribed: self.subscribed,
+            name: self.name.clone(),
+            scroll_top: self.scroll_top,
+            selected: self.selected,
+            strokes: self.strokes.clone(),
+        }
+    }
+
+    /// Sets the widgets to `widgets`, or says why they do not fit the desk (changing nothing).
+    pub fn set_widgets(&mut self, widgets: Widgets) -> Result<(), String> {
+        if widgets.name.chars().count() > NAME_LIMIT {
+            return Err(format!("name holds at most {NAME_LIMIT} characters"));
+        }
+        if !(0..=LIST_ITEMS - LIST_ROWS).contains(&widgets.scroll_top) {
+            return Err(format!(
+                "scroll_top is from 0 to {}, got {}",
+                LIST_ITEMS - LIST_ROWS,
+                widgets.scroll_top
+            ));
+        }
+        if let Some(row) = widgets.selected.filter(|r| !(0..LIST_ITEMS).contains(r)) {
+            return Err(format!(
+                "selected is a row from 0 to {}, got {row}",
+                LIST_ITEMS - 1
+            ));
+        }
+        if widgets.strokes.len() > STROKE_LIMIT {
+            return Err(format!("the pad keeps at most {STROKE_LIMIT} strokes"));
+        }
+        if widgets
+            .strokes
+            .iter()
+            .flatten()
+            .any(|&(x, y)| !PAD.contains(x, y))
+        {
+            return Err("every stroke's points are on the pad".into());
+        }
+        self.saved = widgets.saved;
+        self.subscribed = widgets.subscribed;
+        self.name = widgets.name;
+        self.scroll_top = widgets.scroll_top;
+        self.selected = widgets.selected;
+        self.strokes = widgets.strokes;
+        Ok(())
+    }
+
     /// The display's size now, `(width, height)` in pixels.
     pub fn size(&self) -> (i32, i32) {
         MODES[self.mode]
@@ -306,5 +371,22 @@ mod tests {
         let frame = desk.render();
         assert_eq!((frame.width, frame.height), (1024, 768));
         assert_eq!(frame.pixels.len(), 1024 * 768);
+    }
+
+    #[test]
+    fn widgets_export_and_seed_and_a_bad_seed_changes_nothing() {
+        let mut desk = Desk::default();
+        desk.click(SAVE.x + 1, SAVE.y + 1, 2);
+        let exported = desk.widgets();
+        assert_eq!(exported.saved, 2);
+        let mut seeded = Desk::default();
+        seeded.set_widgets(exported).unwrap();
+        assert_eq!(seeded.render().pixels, desk.render().pixels);
+        let bad = Widgets {
+            selected: Some(100),
+            ..Widgets::default()
+        };
+        assert!(seeded.set_widgets(bad).unwrap_err().contains("selected"));
+        assert_eq!(seeded.saved, 2);
     }
 }

@@ -11,7 +11,7 @@ use envhost_sdk::computer::{
     ScrollDirection, computer_driver,
 };
 
-use crate::desk::{Desk, MODES};
+use crate::desk::{Desk, MODES, Widgets};
 use crate::draw::PALETTE;
 
 /// The desk takes only the left button.
@@ -41,6 +41,19 @@ impl Desk {
             height: height as u32,
             scale: 1.0,
         }
+    }
+
+    #[export_state]
+    fn state(&self) -> Option<String> {
+        serde_json::to_string(&self.widgets()).ok()
+    }
+
+    #[seed]
+    fn seed_widgets(&mut self, json: String) -> Result<(), DriverError> {
+        let invalid = |message: String| DriverError::new(ErrorCode::InvalidArgument, message);
+        let widgets: Widgets = serde_json::from_str(&json)
+            .map_err(|e| invalid(format!("the desk's state does not fit: {e}")))?;
+        self.set_widgets(widgets).map_err(invalid)
     }
 
     #[display_modes]

@@ -41,6 +41,24 @@ pub trait Driver: Default + 'static {
         Vec::new()
     }
 
+    /// The desktop's state as JSON text, for a driver whose desktop is its own: `data/get`
+    /// answers it as a `data` part. `None` (the default) for a driver whose state lives
+    /// elsewhere; a driver answers always or never.
+    fn export_state(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Seeds the desktop's state from JSON text, the `data` of a `data/add` part.
+    ///
+    /// # Errors
+    /// `unsupported` by default; `invalid-argument` for a state the driver cannot take.
+    fn seed(&mut self, json: String) -> Result<(), DriverError> {
+        let _ = json;
+        Err(DriverError::unsupported(
+            "this driver keeps no state of its own to seed",
+        ))
+    }
+
     /// Holds `modifiers` in order, moves to `at`, clicks `button` `count` times, releases the
     /// modifiers in reverse order.
     ///

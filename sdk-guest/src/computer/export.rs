@@ -47,6 +47,12 @@ macro_rules! __export_computer_driver {
                 fn ready_checks() -> ::std::vec::Vec<__c::ReadyCheck> {
                     with(<$ty as __c::Driver>::ready_checks)
                 }
+                fn export_state() -> ::std::option::Option<::std::string::String> {
+                    with(<$ty as __c::Driver>::export_state)
+                }
+                fn seed(json: ::std::string::String) -> ::std::result::Result<(), __c::DriverError> {
+                    with(|d| __c::Driver::seed(d, json))
+                }
                 fn click(
                     at: __c::Point,
                     button: __c::Button,

@@ -47,6 +47,9 @@ pub struct Shape {
     pub exec: bool,
     /// Whether files can be written (`data/add`, intake's `add`).
     pub write_files: bool,
+    /// Whether the driver keeps a desktop state of its own: `data/add` seeds it from a `data`
+    /// part, `data/get` exports it as one (computer.md#data).
+    pub state: bool,
 }
 
 /// The sentence a point tool's description ends with for `space` (and `scale`).
@@ -195,16 +198,23 @@ pub fn card(shape: &Shape, settings: &Settings) -> Value {
         ));
     }
     let mut intake = Map::new();
-    if shape.write_files {
-        intake.insert(
-            "add".into(),
-            json!([{"part": "file", "format": "file-tree", "load": "additive"}]),
-        );
+    let state = json!({"part": "data", "format": "json", "load": "replace"});
+    let mut add = Vec::new();
+    if shape.state {
+        add.push(state.clone());
     }
-    intake.insert(
-        "get".into(),
-        json!([{"part": "file", "format": "file-tree"}]),
-    );
+    if shape.write_files {
+        add.push(json!({"part": "file", "format": "file-tree", "load": "additive"}));
+    }
+    if !add.is_empty() {
+        intake.insert("add".into(), Value::Array(add));
+    }
+    let mut get = Vec::new();
+    if shape.state {
+        get.push(json!({"part": "data", "format": "json"}));
+    }
+    get.push(json!({"part": "file", "format": "file-tree"}));
+    intake.insert("get".into(), Value::Array(get));
     extensions.push(extension(
         "urn:agentenv:intake/v1",
         "data/add writes files under the session user's home; data/get returns the env's data paths.",
@@ -223,7 +233,7 @@ pub fn card(shape: &Shape, settings: &Settings) -> Value {
         settings.default_space,
         settings.default_norm_scale,
     );
-    let operations: Vec<&str> = if shape.write_files {
+    let operations: Vec<&str> = if shape.write_files || shape.state {
         vec!["data/add", "data/get"]
     } else {
         vec!["data/get"]
@@ -264,6 +274,7 @@ mod tests {
             modes: Vec::new(),
             exec: true,
             write_files: true,
+            state: false,
         }
     }
 
@@ -306,6 +317,7 @@ mod tests {
             keyboard: false,
             exec: false,
             write_files: false,
+            state: false,
             ..reference()
         };
         let names: Vec<String> = listing(&shape, Space::Frame, 1000)

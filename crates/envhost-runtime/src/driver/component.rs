@@ -93,6 +93,7 @@ pub struct Driver {
     name: String,
     features: FeatureSet,
     groups: Groups,
+    has_state: bool,
 }
 
 /// A compiled driver linked to the host's imports, and the limits of its instances.
@@ -192,12 +193,24 @@ impl Driver {
             .await
             .map_err(|e| DriverLoadError::Start(e.to_string()))?;
         features::check(&features).map_err(DriverLoadError::Features)?;
+        let has_state = instance
+            .export_state()
+            .await
+            .map_err(|e| DriverLoadError::Start(e.to_string()))?
+            .is_some();
         Ok(Self {
             ready,
             name,
             features,
             groups,
+            has_state,
         })
+    }
+
+    /// Whether the driver keeps a desktop state of its own, which `data/get` exports and
+    /// `data/add` seeds (its `export-state` answered some at load).
+    pub fn has_state(&self) -> bool {
+        self.has_state
     }
 
     /// The driver's own name.

@@ -347,6 +347,28 @@ impl DriverInstance {
         .map(drop)
     }
 
+    /// The desktop's state as JSON text, when the driver keeps one of its own.
+    ///
+    /// # Errors
+    /// A fault.
+    pub async fn export_state(&mut self) -> Result<Option<String>, DriverCallError> {
+        self.arm()?;
+        let outcome = self.operations.call_export_state(&mut self.store).await;
+        self.settle(outcome.map(Ok))
+    }
+
+    /// Seeds the desktop's state from JSON text.
+    ///
+    /// # Errors
+    /// The driver's error (`unsupported` for a driver without a state of its own), or a fault.
+    pub async fn seed(&mut self, json: &str) -> Result<(), DriverCallError> {
+        self.apply(Input::Seed {
+            json: json.to_owned(),
+        })
+        .await
+        .map(drop)
+    }
+
     /// Moves the pointer to `at` (pointer group).
     ///
     /// # Errors
@@ -448,6 +470,10 @@ impl DriverInstance {
                 .map(|r| r.map(|()| None)),
             Input::Press { keys, tap_hold_ms } => ops
                 .call_press(&mut *store, keys, *tap_hold_ms)
+                .await
+                .map(|r| r.map(|()| None)),
+            Input::Seed { json } => ops
+                .call_seed(&mut *store, json)
                 .await
                 .map(|r| r.map(|()| None)),
             Input::Move { at } => match &self.pointer {

@@ -75,6 +75,11 @@ pub enum Input {
         /// Pressed, or released.
         down: bool,
     },
+    /// `seed`: the desktop's state set from JSON text.
+    Seed {
+        /// The state.
+        json: String,
+    },
     /// The display-modes group's `set-display`.
     SetDisplay {
         /// Width in pixels.

@@ -3,6 +3,7 @@
 //! readiness latch, settings and held keys; [`tools::call`] answers its `computer_*` tools.
 
 mod act;
+pub mod data;
 pub mod exec;
 pub mod files;
 pub mod image;

@@ -110,5 +110,6 @@ pub fn shape(driver: &Driver, name: String, modes: Vec<(u32, u32)>, x11_granted:
         modes,
         exec: false,
         write_files: false,
+        state: driver.has_state(),
     }
 }

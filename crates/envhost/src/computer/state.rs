@@ -297,6 +297,31 @@ impl Computer {
         display(state)
     }
 
+    /// Seeds the desktop's state from `json`, in a queue turn (computer.md#data).
+    ///
+    /// # Errors
+    /// `input_busy`; the driver's error; `delivery_failed` when it faults.
+    pub async fn seed(&self, json: &str) -> Result<(), CodedError> {
+        let _turn = self.queue.turn(self.queue_wait()).await?;
+        self.instance()
+            .await
+            .seed(json)
+            .await
+            .map_err(|e| coded("seed", Kind::Input, e))
+    }
+
+    /// The desktop's state as JSON text, when the driver keeps one of its own.
+    ///
+    /// # Errors
+    /// `internal` when the driver faults.
+    pub async fn export_state(&self) -> Result<Option<String>, CodedError> {
+        self.instance()
+            .await
+            .export_state()
+            .await
+            .map_err(|e| coded("export_state", Kind::Other, e))
+    }
+
     /// The display and a capture of it as PNG, checked to be the display at native size.
     async fn capture_png(&self) -> Result<(Display, Vec<u8>, (u32, u32)), CodedError> {
         let mut instance = self.instance().await;

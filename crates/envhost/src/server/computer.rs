@@ -31,7 +31,7 @@ use super::mcp::sessions::Sessions;
 use super::mcp::transport::{self, McpEndpoint};
 use super::reply;
 use crate::computer::exec::Exec;
-use crate::computer::{Computer, files, tools};
+use crate::computer::{Computer, data, files, tools};
 
 /// A served computer: the computer, its shape, its MCP sessions and its tool-access rules,
 /// and what the operator granted it: commands, and a home for files.
@@ -203,7 +203,7 @@ async fn mcp_delete(State(served): State<Shared>, headers: HeaderMap) -> Respons
 /// `POST /agentenv`: `data/add` writes file parts under the home (when one is granted),
 /// `data/get` answers the data paths' files.
 async fn rpc(State(served): State<Shared>, body: Bytes) -> Response {
-    let operations: &[Operation] = if served.home.is_some() {
+    let operations: &[Operation] = if served.home.is_some() || served.shape.state {
         &[Operation::Add, Operation::Get]
     } else {
         &[Operation::Get]
@@ -221,32 +221,11 @@ async fn rpc(State(served): State<Shared>, body: Bytes) -> Response {
             );
         }
     };
-    let home = served.home.clone();
     let answer = match request.operation {
-        Operation::Add => {
-            let written = match files::parts(&params) {
-                Ok(parts) => {
-                    let home = home.unwrap_or_default();
-                    tokio::task::spawn_blocking(move || files::write(&home, &parts))
-                        .await
-                        .unwrap_or_else(|e| Err(e.to_string()))
-                }
-                Err(e) => Err(e),
-            };
-            written.map(|()| json!({}))
-        }
-        _ => {
-            let paths = served.computer.settings().data_paths;
-            Ok(match home {
-                Some(home) => {
-                    let parts = tokio::task::spawn_blocking(move || files::export(&home, &paths))
-                        .await
-                        .unwrap_or_default();
-                    json!({"parts": parts})
-                }
-                None => json!({"parts": []}),
-            })
-        }
+        Operation::Add => data_add(&served, &params).await.map(|()| json!({})),
+        _ => data_get(&served)
+            .await
+            .map(|parts| json!({ "parts": parts })),
     };
     match answer {
         Ok(result) => reply::json(StatusCode::OK, &jsonrpc::success(request.id, result)),
@@ -255,6 +234,51 @@ async fn rpc(State(served): State<Shared>, body: Bytes) -> Response {
             &RpcError::handler_failed(request.id, request.operation, message).to_json(),
         ),
     }
+}
+
+/// `data/add`: every part checked first, then the seeds in order, then the files.
+async fn data_add(served: &Served, params: &Map<String, Value>) -> Result<(), String> {
+    let added = data::added(params, served.shape.state, served.home.is_some())?;
+    for seed in &added.seeds {
+        served
+            .computer
+            .seed(seed)
+            .await
+            .map_err(|e| format!("{}: {}", e.code, e.message))?;
+    }
+    if added.files.is_empty() {
+        return Ok(());
+    }
+    let home = served.home.clone().unwrap_or_default();
+    tokio::task::spawn_blocking(move || files::write(&home, &added.files))
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))
+}
+
+/// `data/get`: the desktop's state as a `data` part when the driver keeps one, then the data
+/// paths' files under the home.
+async fn data_get(served: &Served) -> Result<Vec<Value>, String> {
+    let mut parts = Vec::new();
+    if served.shape.state {
+        let state = served
+            .computer
+            .export_state()
+            .await
+            .map_err(|e| format!("{}: {}", e.code, e.message))?;
+        if let Some(text) = state {
+            let data: Value = serde_json::from_str(&text)
+                .map_err(|e| format!("the driver's state is not JSON: {e}"))?;
+            parts.push(json!({"kind": "data", "data": data}));
+        }
+    }
+    if let Some(home) = served.home.clone() {
+        let paths = served.computer.settings().data_paths;
+        let files = tokio::task::spawn_blocking(move || files::export(&home, &paths))
+            .await
+            .unwrap_or_default();
+        parts.extend(files);
+    }
+    Ok(parts)
 }
 
 async fn exec_run(State(served): State<Shared>, body: Bytes) -> Response {

@@ -74,6 +74,12 @@ fn signature(op: Op) -> (TokenStream, TokenStream, TokenStream) {
             quote!(::std::vec::Vec<#c::ReadyCheck>),
         ),
         Op::Features => (quote!(features), quote!(), quote!(#c::FeatureSet)),
+        Op::ExportState => (
+            quote!(export_state),
+            quote!(),
+            quote!(::std::option::Option<::std::string::String>),
+        ),
+        Op::Seed => (quote!(seed), quote!(json: ::std::string::String), unit),
     }
 }
 
@@ -139,6 +145,8 @@ pub fn expand(model: DriverModel) -> TokenStream {
         Op::Scroll,
         Op::TypeText,
         Op::Press,
+        Op::ExportState,
+        Op::Seed,
     ]
     .into_iter()
     .filter_map(|op| forward(&model, op))

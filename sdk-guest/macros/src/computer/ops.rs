@@ -21,6 +21,8 @@ pub enum Op {
     SetDisplay,
     ReadyChecks,
     Features,
+    ExportState,
+    Seed,
 }
 
 /// The required operations, in the reference's order.
@@ -69,7 +71,7 @@ pub const GROUPS: [Group; 3] = [
     },
 ];
 
-const ALL: [Op; 17] = [
+const ALL: [Op; 19] = [
     Op::Display,
     Op::Capture,
     Op::Click,
@@ -87,6 +89,8 @@ const ALL: [Op; 17] = [
     Op::SetDisplay,
     Op::ReadyChecks,
     Op::Features,
+    Op::ExportState,
+    Op::Seed,
 ];
 
 impl Op {
@@ -115,6 +119,8 @@ impl Op {
             Op::SetDisplay => "set_display",
             Op::ReadyChecks => "ready_checks",
             Op::Features => "features",
+            Op::ExportState => "export_state",
+            Op::Seed => "seed",
         }
     }
 
@@ -145,18 +151,23 @@ impl Op {
             Op::PointerDown | Op::PointerUp => &["button: Button"],
             Op::KeyDown | Op::KeyUp => &["keys: Vec<Key>"],
             Op::SetDisplay => &["width: u32", "height: u32", "scale: f64"],
+            Op::Seed => &["json: String"],
             Op::Display
             | Op::Capture
             | Op::PointerPosition
             | Op::DisplayModes
             | Op::ReadyChecks
-            | Op::Features => &[],
+            | Op::Features
+            | Op::ExportState => &[],
         }
     }
 
     /// Whether the contract's operation answers a `result`, so that the method may return
     /// either `Result<T, DriverError>` or `T`.
     pub fn fallible(self) -> bool {
-        !matches!(self, Op::DisplayModes | Op::ReadyChecks | Op::Features)
+        !matches!(
+            self,
+            Op::DisplayModes | Op::ReadyChecks | Op::Features | Op::ExportState
+        )
     }
 }
