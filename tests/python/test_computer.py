@@ -158,6 +158,30 @@ def test_the_reference_probe_passes_at_basic_against_the_x11_driver_under_xvfb(p
     assert "failed" not in statuses and "unverified" not in statuses, output
 
 
+def test_a_desk_snapshot_restores_the_state_it_kept_however_its_original_goes_on(desk):
+    created = httpx.post(desk.url("/episodes")).json()
+    original = desk.url(created["url"] + "mcp")
+    kept = rgb(run(calls(original, ("computer_screenshot", {}), ("computer_click", {"x": 140, "y": 80}),
+                         ("computer_screenshot", {})))[-1])
+    snapshot = httpx.post(desk.url(created["url"] + "snapshot"))
+    assert snapshot.status_code == 201, snapshot.text
+    assert snapshot.json()["inputs"] == 1
+    later = rgb(run(calls(original, ("computer_click", {"x": 140, "y": 80}), ("computer_screenshot", {})))[-1])
+    assert later != kept
+    for restore in (lambda sid: httpx.post(desk.url(f"/snapshots/{sid}/episodes")),
+                    lambda sid: httpx.post(desk.url("/episodes"), json={"snapshot": sid})):
+        restored = restore(snapshot.json()["snapshot"])
+        assert restored.status_code == 201, restored.text
+        assert restored.json()["snapshot"] == snapshot.json()["snapshot"]
+        shot = run(calls(desk.url(restored.json()["url"] + "mcp"), ("computer_screenshot", {})))[0]
+        assert rgb(shot) == kept, "the restored desk is not the state its snapshot kept"
+        httpx.delete(desk.url(f"/episodes/{restored.json()['id']}"))
+    assert httpx.delete(desk.url(f"/snapshots/{snapshot.json()['snapshot']}")).json()["deleted"] is True
+    gone = httpx.post(desk.url(f"/snapshots/{snapshot.json()['snapshot']}/episodes"))
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "snapshot_not_found"
+    httpx.delete(desk.url(f"/episodes/{created['id']}"))
+
+
 def test_a_configuration_file_serves_a_driver_with_its_grants(pool, tmp_path):
     config = tmp_path / "computer.toml"
     home = tmp_path / "home"
@@ -176,6 +200,8 @@ def test_a_driver_granted_a_display_is_not_forked(pool, x11_display):
     assert refused.status_code == 409, refused.text
     assert refused.json()["error"]["code"] == "fork_unsupported"
     assert "lives in that X server" in refused.json()["error"]["message"]
+    kept = httpx.post(server.url("/snapshot"))
+    assert kept.status_code == 409 and kept.json()["error"]["code"] == "fork_unsupported"
     assert httpx.get(server.url("/episodes")).json() == {"episodes": []}
 
 

@@ -207,6 +207,11 @@ impl Driver {
         })
     }
 
+    /// The display its instances' `x11` capability connects to, when it imports it.
+    pub fn display(&self) -> Option<&str> {
+        self.ready.display.as_deref()
+    }
+
     /// Whether the driver keeps a desktop state of its own, which `data/get` exports and
     /// `data/add` seeds (its `export-state` answered some at load).
     pub fn has_state(&self) -> bool {

@@ -95,6 +95,18 @@ pub struct ForkPoint {
     pub(super) seed: Seed,
 }
 
+impl ForkPoint {
+    /// The input operations a fork replays.
+    pub fn len(&self) -> usize {
+        self.journal.len()
+    }
+
+    /// Whether a fork replays nothing.
+    pub fn is_empty(&self) -> bool {
+        self.journal.is_empty()
+    }
+}
+
 /// A live driver instance. A call that faults leaves it unusable: every later call answers
 /// [`DriverCallError::Fault`].
 pub struct DriverInstance {

@@ -13,4 +13,4 @@ pub mod shape;
 mod state;
 pub mod tools;
 
-pub use state::{Check, Computer, KeptFrame, Shot};
+pub use state::{Check, Computer, ComputerSnapshot, KeptFrame, Shot};

@@ -14,7 +14,7 @@ use envhost_protocol::error::{Applied, CodedError};
 use envhost_runtime::driver::bindings::agentenv::computer::types::{
     Applied as DriverApplied, DisplayState, ErrorCode,
 };
-use envhost_runtime::driver::{Driver, DriverCallError, DriverInstance, ForkError};
+use envhost_runtime::driver::{Driver, DriverCallError, DriverInstance, ForkError, ForkPoint};
 use tokio::sync::Mutex as AsyncMutex;
 
 use super::image;
@@ -42,6 +42,21 @@ pub struct Check {
     pub ok: bool,
     /// What it found.
     pub detail: String,
+}
+
+/// A computer's state at one moment, held in memory: what a fork or a restore starts from.
+#[derive(Clone, Debug)]
+pub struct ComputerSnapshot {
+    point: ForkPoint,
+    settings: Settings,
+    held: HashMap<String, Vec<String>>,
+}
+
+impl ComputerSnapshot {
+    /// The input operations it replays.
+    pub fn inputs(&self) -> usize {
+        self.point.len()
+    }
 }
 
 /// One computer: a live driver instance and the contract's state around it.
@@ -142,19 +157,42 @@ impl Computer {
         })
     }
 
-    /// A new computer in this one's state (computer.md#forks): the driver's instance forked
-    /// (its input journal replayed into a fresh instance, sleeps skipped), the settings, the
-    /// keys callers hold and the readiness latch copied; no frames and an empty queue, so a
-    /// caller of the fork takes a screenshot first. The fork is of this computer's state when
-    /// the call gets its instance. `label` names the new instance in the log.
+    /// This computer's state now, to fork or restore from (computer.md#episodes-and-forks): the
+    /// driver instance's input journal and seed, and the settings and keys callers hold.
+    pub async fn snapshot(&self) -> ComputerSnapshot {
+        ComputerSnapshot {
+            point: self.instance().await.fork_point(),
+            settings: self.settings(),
+            held: self.held().clone(),
+        }
+    }
+
+    /// A new computer of `driver` in the state of `snapshot`: the journal replayed into a fresh
+    /// instance (sleeps skipped), the settings and held keys copied; no frames and an empty
+    /// queue, so a caller takes a screenshot first. `label` names the instance in the log.
     ///
     /// # Errors
-    /// [`ForkError`]: a driver granted a display cannot be forked; a replay that faults.
+    /// [`ForkError`]: a driver granted a display cannot be restored; a replay that faults.
+    pub async fn restore(
+        driver: Arc<Driver>,
+        snapshot: &ComputerSnapshot,
+        label: &str,
+    ) -> Result<Arc<Self>, ForkError> {
+        let instance = driver.fork(snapshot.point.clone(), label).await?;
+        let computer = Self::new(driver, instance, snapshot.settings.clone());
+        *computer.held() = snapshot.held.clone();
+        Ok(computer)
+    }
+
+    /// A new computer in this one's state: [`Computer::restore`] of [`Computer::snapshot`],
+    /// with the readiness latch copied. The fork is of this computer's state when the call gets
+    /// its instance.
+    ///
+    /// # Errors
+    /// As [`Computer::restore`].
     pub async fn fork(&self, label: &str) -> Result<Arc<Self>, ForkError> {
-        let point = self.instance().await.fork_point();
-        let forked = self.driver.fork(point, label).await?;
-        let fork = Self::new(self.driver.clone(), forked, self.settings());
-        *fork.held() = self.held().clone();
+        let snapshot = self.snapshot().await;
+        let fork = Self::restore(self.driver.clone(), &snapshot, label).await?;
         fork.ready
             .store(self.ready.load(Ordering::Acquire), Ordering::Release);
         Ok(fork)

@@ -8,11 +8,16 @@
 //!   "forked_from"}`: a computer in the state of the root or of that episode.
 //! - `GET /episodes` → `{"episodes": [...]}`; `GET /episodes/{id}`; `DELETE /episodes/{id}` →
 //!   `{"id", "deleted": true}`.
+//! - `POST /snapshot`, `POST /episodes/{id}/snapshot` → `201 {"snapshot", "url", "inputs"}`: the
+//!   state kept in memory; `GET /snapshots`; `DELETE /snapshots/{id}`; `POST
+//!   /snapshots/{id}/episodes` or `POST /episodes {"snapshot": id}` → `201 {…, "snapshot"}`: a
+//!   computer restored from it.
 //!
-//! Errors: 400 `invalid_params` (a body other than `{}`), 404 `episode_not_found`, 409
-//! `fork_unsupported` (a driver granted a display: its state is the X server's), 500
-//! `fork_failed` (the replay faulted or no instance could be made), 503 `too_many_episodes` at
-//! the cap, which counts the root.
+//! Errors: 400 `invalid_params` (a body other than `{}` or `{"snapshot": id}`), 404
+//! `episode_not_found` / `snapshot_not_found`, 409 `fork_unsupported` (a driver granted a
+//! display: its state is the X server's), 500 `fork_failed` (the replay faulted or no instance
+//! could be made), 503 `too_many_episodes` at the cap, which counts the root, and
+//! `too_many_snapshots` past [`MAX_SNAPSHOTS`].
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -33,8 +38,9 @@ use envhost_runtime::driver::ForkError;
 
 use super::computer::{Served, router as computer_router};
 use super::reply;
-use crate::computer::Computer;
+use crate::MAX_SNAPSHOTS;
 use crate::computer::exec::Exec;
+use crate::computer::{Computer, ComputerSnapshot};
 use crate::ids;
 
 /// Makes the commands capability of a new computer (each computer keeps its own `request_id`s).
@@ -73,6 +79,7 @@ pub struct Computers {
     template: Template,
     root: Entry,
     episodes: RwLock<HashMap<String, Entry>>,
+    snapshots: RwLock<HashMap<String, Arc<ComputerSnapshot>>>,
     max: usize,
 }
 
@@ -89,6 +96,7 @@ impl Computers {
                 routes,
             },
             episodes: RwLock::default(),
+            snapshots: RwLock::default(),
             max: max.max(1),
         }
     }
@@ -151,10 +159,11 @@ fn summary(id: &str, computer: &Computer) -> Value {
     })
 }
 
-fn created(id: &str, computer: &Computer, forked_from: Option<&str>) -> Response {
+/// `201` with the episode's summary and `extra` (`forked_from` or `snapshot`, and its value).
+fn created(id: &str, computer: &Computer, extra: Option<(&str, &str)>) -> Response {
     let mut body = summary(id, computer);
-    if let Some(from) = forked_from {
-        body["forked_from"] = json!(from);
+    if let Some((key, value)) = extra {
+        body[key] = json!(value);
     }
     let mut response = reply::json(StatusCode::CREATED, &body);
     if let Ok(location) = format!("/episodes/{id}/").parse() {
@@ -170,24 +179,46 @@ pub fn router(computers: Computers) -> Router {
         .route("/episodes", post(create).get(list))
         .route("/episodes/{id}", get(show).delete(delete))
         .route("/episodes/{id}/fork", post(fork_episode))
+        .route("/episodes/{id}/snapshot", post(snapshot_episode))
         .route("/episodes/{id}/{*rest}", any(dispatch))
         .route("/fork", post(fork_root))
+        .route("/snapshot", post(snapshot_root))
+        .route("/snapshots", get(list_snapshots))
+        .route("/snapshots/{id}", axum::routing::delete(delete_snapshot))
+        .route("/snapshots/{id}/episodes", post(restore))
         .fallback(root)
         .with_state(shared)
 }
 
 async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
-    let empty = body.iter().all(u8::is_ascii_whitespace);
-    let object = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .is_some_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty));
-    if !empty && !object {
-        let mut error = CodedError::new(
-            INVALID_PARAMS,
-            "a computer episode is created from an empty body or {}",
-        );
-        error.status = 400;
-        return reply::coded(&error);
+    let request = if body.iter().all(u8::is_ascii_whitespace) {
+        Some(serde_json::Map::new())
+    } else {
+        serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+    };
+    let snapshot = match request {
+        Some(object) if object.is_empty() => None,
+        Some(object)
+            if object.len() == 1 && object.get("snapshot").is_some_and(Value::is_string) =>
+        {
+            object
+                .get("snapshot")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        }
+        _ => {
+            let mut error = CodedError::new(
+                INVALID_PARAMS,
+                "a computer episode is created from an empty body, {} or {\"snapshot\": id}",
+            );
+            error.status = 400;
+            return reply::coded(&error);
+        }
+    };
+    if let Some(id) = snapshot {
+        return restore(State(computers), Path(id)).await;
     }
     if computers.full() {
         return reply::coded(&too_many(computers.max));
@@ -212,6 +243,108 @@ async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
     }
 }
 
+fn fork_refused(e: &ForkError) -> Response {
+    match e {
+        ForkError::Display(_) => {
+            let mut error = CodedError::new("fork_unsupported", e.to_string());
+            error.status = 409;
+            reply::coded(&error)
+        }
+        _ => reply::coded(&fork_failed(e.to_string())),
+    }
+}
+
+async fn snapshot(computers: &Computers, computer: &Computer) -> Response {
+    if let Some(display) = computer.driver().display() {
+        return fork_refused(&ForkError::Display(display.to_owned()));
+    }
+    let kept = Arc::new(computer.snapshot().await);
+    let inputs = kept.inputs();
+    let mut snapshots = computers
+        .snapshots
+        .write()
+        .unwrap_or_else(PoisonError::into_inner);
+    if snapshots.len() >= MAX_SNAPSHOTS {
+        let mut error = CodedError::new(
+            "too_many_snapshots",
+            format!("the server keeps its maximum of {MAX_SNAPSHOTS} snapshots; delete one first"),
+        );
+        error.status = 503;
+        return reply::coded(&error);
+    }
+    let (_, id) = ids::fresh();
+    snapshots.insert(id.clone(), kept);
+    reply::json(
+        StatusCode::CREATED,
+        &json!({"snapshot": id, "url": format!("/snapshots/{id}"), "inputs": inputs}),
+    )
+}
+
+async fn snapshot_root(State(computers): State<Shared>) -> Response {
+    let root = computers.root.computer.clone();
+    snapshot(&computers, &root).await
+}
+
+async fn snapshot_episode(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+    match computers.get(&id) {
+        Some(entry) => snapshot(&computers, &entry.computer).await,
+        None => not_found(&id),
+    }
+}
+
+async fn list_snapshots(State(computers): State<Shared>) -> Response {
+    let snapshots: Vec<Value> = computers
+        .snapshots
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .map(|(id, kept)| json!({"snapshot": id, "url": format!("/snapshots/{id}"), "inputs": kept.inputs()}))
+        .collect();
+    reply::json(StatusCode::OK, &json!({ "snapshots": snapshots }))
+}
+
+fn snapshot_not_found(id: &str) -> Response {
+    let mut error = CodedError::new("snapshot_not_found", format!("no snapshot {id:?}"));
+    error.status = 404;
+    reply::coded(&error)
+}
+
+async fn delete_snapshot(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+    let removed = computers
+        .snapshots
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&id);
+    match removed {
+        Some(_) => reply::json(StatusCode::OK, &json!({"snapshot": id, "deleted": true})),
+        None => snapshot_not_found(&id),
+    }
+}
+
+async fn restore(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+    let kept = computers
+        .snapshots
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&id)
+        .cloned();
+    let Some(kept) = kept else {
+        return snapshot_not_found(&id);
+    };
+    if computers.full() {
+        return reply::coded(&too_many(computers.max));
+    }
+    let driver = computers.root.computer.driver().clone();
+    let computer = match Computer::restore(driver, &kept, "restore").await {
+        Ok(computer) => computer,
+        Err(e) => return fork_refused(&e),
+    };
+    match computers.add(computer.clone()) {
+        Ok(episode) => created(&episode, &computer, Some(("snapshot", &id))),
+        Err(e) => reply::coded(&e),
+    }
+}
+
 fn fork_failed(message: String) -> CodedError {
     let mut error = CodedError::new("fork_failed", message);
     error.status = 500;
@@ -224,15 +357,10 @@ async fn fork(computers: &Computers, from: &Computer, from_id: &str) -> Response
     }
     let fork = match from.fork("fork").await {
         Ok(fork) => fork,
-        Err(e @ ForkError::Display(_)) => {
-            let mut error = CodedError::new("fork_unsupported", e.to_string());
-            error.status = 409;
-            return reply::coded(&error);
-        }
-        Err(e) => return reply::coded(&fork_failed(e.to_string())),
+        Err(e) => return fork_refused(&e),
     };
     match computers.add(fork.clone()) {
-        Ok(id) => created(&id, &fork, Some(from_id)),
+        Ok(id) => created(&id, &fork, Some(("forked_from", from_id))),
         Err(e) => reply::coded(&e),
     }
 }
