@@ -182,6 +182,28 @@ def test_a_desk_snapshot_restores_the_state_it_kept_however_its_original_goes_on
     httpx.delete(desk.url(f"/episodes/{created['id']}"))
 
 
+def test_computer_episode_routes_refuse_bad_bodies_and_answer_the_cap_with_retry_after(pool):
+    server = pool.driver(DESK_WASM, extra=["--max-episodes", "2"], label="desk-cap")
+    for route in ("/fork", "/snapshot", "/episodes"):
+        for body in (b"{bad", b'{"x": 1}', b"[]"):
+            refused = httpx.post(server.url(route), content=body)
+            assert refused.status_code == 400, (route, body, refused.text)
+            assert refused.json()["error"]["code"] == "invalid_params"
+    assert httpx.get(server.url("/episodes")).json() == {"episodes": []}
+    assert httpx.get(server.url("/snapshots")).json() == {"snapshots": []}
+    assert httpx.post(server.url("/episodes"), content=b"{}").status_code == 201
+    full = httpx.post(server.url("/fork"))
+    assert full.status_code == 503 and full.headers["retry-after"] == "1"
+    assert full.json()["error"] == {
+        "code": "too_many_episodes", "message": "the server holds as many computers as it may: 2, the root counted",
+        "retryable": True, "applied": "no"}
+    for scale in (0, -1):
+        bad = httpx.post(server.url("/agentenv/ext/computer-display/set"),
+                         json={"width": 1024, "height": 768, "scale": scale})
+        assert bad.status_code == 400, bad.text
+        assert bad.json()["error"]["message"] == f"scale is a positive number, got {scale}"
+
+
 def test_a_configuration_file_serves_a_driver_with_its_grants(pool, tmp_path):
     config = tmp_path / "computer.toml"
     home = tmp_path / "home"

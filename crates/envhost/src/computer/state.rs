@@ -321,6 +321,10 @@ impl Computer {
                 listed.join(", ")
             )));
         };
+        if let Some(scale) = scale.filter(|s| !s.is_finite() || *s <= 0.0) {
+            return Err(Code::InvalidArgument
+                .error(format!("scale is a positive number, got {}", g(scale))));
+        }
         let _turn = self.queue.turn(self.queue_wait()).await?;
         let scale = match scale {
             Some(scale) => scale,

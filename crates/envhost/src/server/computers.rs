@@ -137,11 +137,36 @@ impl Computers {
 fn too_many(max: usize) -> CodedError {
     let mut error = CodedError::new(
         "too_many_episodes",
-        format!("the server holds its maximum of {max} computers (the root counted)"),
+        format!("the server holds as many computers as it may: {max}, the root counted"),
     );
     error.status = 503;
     error.retryable = true;
     error
+}
+
+/// A coded error's answer, with `Retry-After: 1` when it is retryable.
+fn refused(error: &CodedError) -> Response {
+    let mut response = reply::coded(error);
+    if error.retryable {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+    }
+    response
+}
+
+/// Refuses a body other than an empty one or `{}` (a fork or a snapshot takes no arguments).
+fn no_arguments(body: &[u8]) -> Result<(), Response> {
+    let empty = body.iter().all(u8::is_ascii_whitespace)
+        || serde_json::from_slice::<Value>(body)
+            .ok()
+            .is_some_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty));
+    if empty {
+        return Ok(());
+    }
+    let mut error = CodedError::new(INVALID_PARAMS, "this route takes an empty body or {}");
+    error.status = 400;
+    Err(reply::coded(&error))
 }
 
 fn not_found(id: &str) -> Response {
@@ -185,7 +210,7 @@ pub fn router(computers: Computers) -> Router {
         .route("/snapshot", post(snapshot_root))
         .route("/snapshots", get(list_snapshots))
         .route("/snapshots/{id}", axum::routing::delete(delete_snapshot))
-        .route("/snapshots/{id}/episodes", post(restore))
+        .route("/snapshots/{id}/episodes", post(restore_route))
         .fallback(root)
         .with_state(shared)
 }
@@ -221,7 +246,7 @@ async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
         return restore(State(computers), Path(id)).await;
     }
     if computers.full() {
-        return reply::coded(&too_many(computers.max));
+        return refused(&too_many(computers.max));
     }
     let computer = match computers
         .root
@@ -239,7 +264,7 @@ async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
     };
     match computers.add(computer.clone()) {
         Ok(id) => created(&id, &computer, None),
-        Err(e) => reply::coded(&e),
+        Err(e) => refused(&e),
     }
 }
 
@@ -280,12 +305,22 @@ async fn snapshot(computers: &Computers, computer: &Computer) -> Response {
     )
 }
 
-async fn snapshot_root(State(computers): State<Shared>) -> Response {
+async fn snapshot_root(State(computers): State<Shared>, body: Bytes) -> Response {
+    if let Err(refusal) = no_arguments(&body) {
+        return refusal;
+    }
     let root = computers.root.computer.clone();
     snapshot(&computers, &root).await
 }
 
-async fn snapshot_episode(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+async fn snapshot_episode(
+    State(computers): State<Shared>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    if let Err(refusal) = no_arguments(&body) {
+        return refusal;
+    }
     match computers.get(&id) {
         Some(entry) => snapshot(&computers, &entry.computer).await,
         None => not_found(&id),
@@ -321,6 +356,17 @@ async fn delete_snapshot(State(computers): State<Shared>, Path(id): Path<String>
     }
 }
 
+async fn restore_route(
+    State(computers): State<Shared>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    match no_arguments(&body) {
+        Ok(()) => restore(State(computers), Path(id)).await,
+        Err(refusal) => refusal,
+    }
+}
+
 async fn restore(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
     let kept = computers
         .snapshots
@@ -332,7 +378,7 @@ async fn restore(State(computers): State<Shared>, Path(id): Path<String>) -> Res
         return snapshot_not_found(&id);
     };
     if computers.full() {
-        return reply::coded(&too_many(computers.max));
+        return refused(&too_many(computers.max));
     }
     let driver = computers.root.computer.driver().clone();
     let computer = match Computer::restore(driver, &kept, "restore").await {
@@ -341,7 +387,7 @@ async fn restore(State(computers): State<Shared>, Path(id): Path<String>) -> Res
     };
     match computers.add(computer.clone()) {
         Ok(episode) => created(&episode, &computer, Some(("snapshot", &id))),
-        Err(e) => reply::coded(&e),
+        Err(e) => refused(&e),
     }
 }
 
@@ -353,7 +399,7 @@ fn fork_failed(message: String) -> CodedError {
 
 async fn fork(computers: &Computers, from: &Computer, from_id: &str) -> Response {
     if computers.full() {
-        return reply::coded(&too_many(computers.max));
+        return refused(&too_many(computers.max));
     }
     let fork = match from.fork("fork").await {
         Ok(fork) => fork,
@@ -361,16 +407,26 @@ async fn fork(computers: &Computers, from: &Computer, from_id: &str) -> Response
     };
     match computers.add(fork.clone()) {
         Ok(id) => created(&id, &fork, Some(("forked_from", from_id))),
-        Err(e) => reply::coded(&e),
+        Err(e) => refused(&e),
     }
 }
 
-async fn fork_root(State(computers): State<Shared>) -> Response {
+async fn fork_root(State(computers): State<Shared>, body: Bytes) -> Response {
+    if let Err(refusal) = no_arguments(&body) {
+        return refusal;
+    }
     let root = computers.root.computer.clone();
     fork(&computers, &root, "root").await
 }
 
-async fn fork_episode(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+async fn fork_episode(
+    State(computers): State<Shared>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    if let Err(refusal) = no_arguments(&body) {
+        return refusal;
+    }
     match computers.get(&id) {
         Some(entry) => fork(&computers, &entry.computer, &id).await,
         None => not_found(&id),
