@@ -156,7 +156,7 @@ fn refused(error: &CodedError) -> Response {
 }
 
 /// Refuses a body other than an empty one or `{}` (a fork or a snapshot takes no arguments).
-fn no_arguments(body: &[u8]) -> Result<(), Response> {
+fn no_arguments(body: &[u8]) -> Result<(), CodedError> {
     let empty = body.iter().all(u8::is_ascii_whitespace)
         || serde_json::from_slice::<Value>(body)
             .ok()
@@ -166,7 +166,7 @@ fn no_arguments(body: &[u8]) -> Result<(), Response> {
     }
     let mut error = CodedError::new(INVALID_PARAMS, "this route takes an empty body or {}");
     error.status = 400;
-    Err(reply::coded(&error))
+    Err(error)
 }
 
 fn not_found(id: &str) -> Response {
@@ -306,8 +306,8 @@ async fn snapshot(computers: &Computers, computer: &Computer) -> Response {
 }
 
 async fn snapshot_root(State(computers): State<Shared>, body: Bytes) -> Response {
-    if let Err(refusal) = no_arguments(&body) {
-        return refusal;
+    if let Err(e) = no_arguments(&body) {
+        return reply::coded(&e);
     }
     let root = computers.root.computer.clone();
     snapshot(&computers, &root).await
@@ -318,8 +318,8 @@ async fn snapshot_episode(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    if let Err(refusal) = no_arguments(&body) {
-        return refusal;
+    if let Err(e) = no_arguments(&body) {
+        return reply::coded(&e);
     }
     match computers.get(&id) {
         Some(entry) => snapshot(&computers, &entry.computer).await,
@@ -363,7 +363,7 @@ async fn restore_route(
 ) -> Response {
     match no_arguments(&body) {
         Ok(()) => restore(State(computers), Path(id)).await,
-        Err(refusal) => refusal,
+        Err(e) => reply::coded(&e),
     }
 }
 
@@ -412,8 +412,8 @@ async fn fork(computers: &Computers, from: &Computer, from_id: &str) -> Response
 }
 
 async fn fork_root(State(computers): State<Shared>, body: Bytes) -> Response {
-    if let Err(refusal) = no_arguments(&body) {
-        return refusal;
+    if let Err(e) = no_arguments(&body) {
+        return reply::coded(&e);
     }
     let root = computers.root.computer.clone();
     fork(&computers, &root, "root").await
@@ -424,8 +424,8 @@ async fn fork_episode(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    if let Err(refusal) = no_arguments(&body) {
-        return refusal;
+    if let Err(e) = no_arguments(&body) {
+        return reply::coded(&e);
     }
     match computers.get(&id) {
         Some(entry) => fork(&computers, &entry.computer, &id).await,
