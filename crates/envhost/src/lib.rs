@@ -35,6 +35,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod computer;
 mod embedding;
 mod ids;
