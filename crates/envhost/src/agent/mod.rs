@@ -1,5 +1,7 @@
 //! Agents (the `agentenv:agent` world, `wit/agent/agent.wit`): what the host brokers for an
 //! agent component. [`model`] is the chat model: an OpenAI-compatible Chat Completions endpoint,
-//! streamed (docs/agents.md#the-model).
+//! streamed (docs/agents.md#the-model); [`sessions`] keeps each session's history
+//! (docs/agents.md#sessions).
 
 pub mod model;
+pub mod sessions;

@@ -11,10 +11,12 @@ use std::time::Duration;
 use eventsource_stream::Eventsource as _;
 use futures::{Stream, StreamExt as _};
 use reqwest::StatusCode;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// Who a message is from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Instructions.
     System,
@@ -38,7 +40,7 @@ impl Role {
 }
 
 /// A tool call the model asked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// Its id, which the tool message answering it names.
     pub id: String,
@@ -49,7 +51,7 @@ pub struct ToolCall {
 }
 
 /// A message of the conversation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// Who it is from.
     pub role: Role,
