@@ -129,6 +129,8 @@ pub struct Runtime {
     pub(crate) linker: Arc<Linker<StoreData>>,
     /// The linker of drivers.
     pub(crate) driver_linker: Arc<Linker<StoreData>>,
+    /// The linker of agents.
+    pub(crate) agent_linker: Arc<Linker<StoreData>>,
     /// Calls running in guests right now, across every environment of the engine.
     pub(crate) running: Arc<AtomicUsize>,
     allocation: Allocation,
@@ -155,12 +157,14 @@ impl Runtime {
         let (engine, allocation) = first_engine(config)?;
         let linker = crate::linker::environment(&engine).map_err(LoadError::engine)?;
         let driver_linker = crate::linker::driver(&engine, false).map_err(LoadError::engine)?;
+        let agent_linker = crate::linker::agent(&engine).map_err(LoadError::engine)?;
         let running = Arc::new(AtomicUsize::new(0));
         start_ticker(&engine, running.clone()).map_err(LoadError::engine)?;
         Ok(Self {
             engine,
             linker: Arc::new(linker),
             driver_linker: Arc::new(driver_linker),
+            agent_linker: Arc::new(agent_linker),
             running,
             allocation,
         })

@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod bindings;
 mod call;
 pub mod capability;

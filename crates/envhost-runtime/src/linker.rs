@@ -4,6 +4,7 @@
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
+use crate::agent::host as agent;
 use crate::capability::{context, log, pixels, timing, wasi, x11};
 use crate::store::StoreData;
 
@@ -34,5 +35,18 @@ pub(crate) fn driver(engine: &Engine, with_x11: bool) -> wasmtime::Result<Linker
     if with_x11 {
         x11::add_to_linker(&mut linker, StoreData::x11_view)?;
     }
+    Ok(linker)
+}
+
+/// The linker an agent component of `engine` is instantiated with: WASI with nothing granted
+/// and deterministic random and clocks, and the agent world's imports, served by the turn's
+/// broker.
+///
+/// # Errors
+/// wasmtime's, when an interface is defined twice.
+pub(crate) fn agent(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
+    let mut linker = Linker::<StoreData>::new(engine);
+    wasi::add_to_linker(&mut linker)?;
+    agent::add_to_linker(&mut linker, |data| &mut data.agent)?;
     Ok(linker)
 }

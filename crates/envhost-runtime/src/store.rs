@@ -4,6 +4,7 @@
 use wasmtime::{ResourceLimiter, Store};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
+use crate::agent::AgentState;
 use crate::capability::context::Context;
 use crate::capability::log::Log;
 use crate::capability::pixels::Pixels;
@@ -26,6 +27,8 @@ pub struct StoreData {
     pub(crate) timing: Timing,
     /// A granted display's X server (linked only for a driver granted one).
     pub(crate) x11: X11,
+    /// An agent's turn: its broker and the model answers it holds.
+    pub(crate) agent: AgentState,
     memory: MemoryCap,
     deadline: Deadline,
 }
@@ -41,6 +44,7 @@ impl StoreData {
             pixels: Pixels::default(),
             timing: Timing::default(),
             x11: X11::new(String::new()),
+            agent: AgentState::default(),
             memory: MemoryCap::new(limits.memory_bytes),
             deadline: Deadline::new(limits.cpu_deadline),
         }

@@ -1,0 +1,155 @@
+//! An agent component compiled once, and its turns: each a fresh store and instance whose
+//! imports the turn's [`Broker`] serves, dropped when the turn ends.
+
+use wasmtime::component::{Component, InstancePre};
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use super::bindings::AgentPre;
+use super::bindings::agentenv::agent::types::{Completion, Failure, Prompt, Scope};
+use super::broker::{Broker, Gone};
+use super::host::AgentState;
+use crate::capability::wasi::{Seed, Sources};
+use crate::engine::Runtime;
+use crate::limits::Limits;
+use crate::store::StoreData;
+
+/// The export every agent has.
+const HANDLER_EXPORT: &str = "agentenv:agent/handler@0.1.0";
+
+/// Why an agent component could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentLoadError {
+    /// The bytes are not a component, or not an agent (no `handler` export).
+    #[error("not an agent component: {0}")]
+    NotAnAgent(String),
+    /// It imports what no agent is given.
+    #[error("the agent cannot be linked: {0}")]
+    Link(String),
+}
+
+/// How a turn ended.
+#[derive(Debug)]
+pub enum TurnEnd {
+    /// The guest answered ok: the `completed` terminal.
+    Completed(Completion),
+    /// The guest answered err, or the host failed the turn (a trap: `agent_trap`; the CPU
+    /// deadline: `deadline_exceeded`; no instance: `agent_start_failed`): the `failed` terminal.
+    Failed(Failure),
+    /// The caller went away: no terminal is sent.
+    CallerGone,
+}
+
+/// An agent component, compiled once and linked with the agent world's imports.
+pub struct Agent {
+    engine: wasmtime::Engine,
+    pre: AgentPre<StoreData>,
+    limits: Limits,
+}
+
+fn failure(code: &str, details: String, retryable: bool) -> Failure {
+    Failure {
+        details,
+        retryable,
+        code: Some(code.to_owned()),
+    }
+}
+
+impl Agent {
+    /// Compiles `bytes` (on a blocking thread), checks that it is an agent and links it.
+    ///
+    /// # Errors
+    /// [`AgentLoadError`], naming what is wrong.
+    pub async fn from_bytes(
+        runtime: &Runtime,
+        bytes: Vec<u8>,
+        limits: Limits,
+    ) -> Result<Self, AgentLoadError> {
+        let engine = runtime.engine.clone();
+        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
+            .await
+            .map_err(|e| AgentLoadError::NotAnAgent(e.to_string()))?
+            .map_err(|e| AgentLoadError::NotAnAgent(format!("{e:#}")))?;
+        if !component
+            .component_type()
+            .exports(&runtime.engine)
+            .any(|(name, _)| name == HANDLER_EXPORT)
+        {
+            return Err(AgentLoadError::NotAnAgent(format!(
+                "the component does not export {HANDLER_EXPORT}"
+            )));
+        }
+        let pre: InstancePre<StoreData> = runtime
+            .agent_linker
+            .instantiate_pre(&component)
+            .map_err(|e| AgentLoadError::Link(format!("{e:#}")))?;
+        let pre = AgentPre::new(pre).map_err(|e| AgentLoadError::Link(format!("{e:#}")))?;
+        Ok(Self {
+            engine: runtime.engine.clone(),
+            pre,
+            limits,
+        })
+    }
+
+    /// One turn: a fresh instance, `invoke(scope, prompt)` under the CPU deadline, its imports
+    /// served by `broker`; the instance is dropped when it ends. A trap becomes `agent_trap`
+    /// (its message's first line as details), the deadline `deadline_exceeded`, a broker that
+    /// answered [`Gone`] [`TurnEnd::CallerGone`].
+    pub async fn invoke(
+        &self,
+        scope: &Scope,
+        prompt: &Prompt,
+        broker: Box<dyn Broker>,
+        label: &str,
+    ) -> TurnEnd {
+        let sources = Sources::new(Seed::fresh());
+        sources.tape.go_live();
+        let mut data = StoreData::new(label.into(), &self.limits, &sources);
+        data.agent = AgentState::new(broker);
+        let mut store = Store::new(&self.engine, data);
+        store.limiter(StoreData::limiter);
+        store.epoch_deadline_callback(|mut ctx| {
+            if ctx.data_mut().past_deadline() {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                Box::pin(tokio::task::yield_now()),
+            ))
+        });
+        StoreData::arm_deadline(&mut store, &self.limits);
+        let agent = match self.pre.instantiate_async(&mut store).await {
+            Ok(agent) => agent,
+            Err(e) => return self.ended(e, "agent_start_failed"),
+        };
+        let handler = agent.agentenv_agent_handler();
+        match handler.call_invoke(&mut store, scope, prompt).await {
+            Ok(Ok(completion)) => TurnEnd::Completed(completion),
+            Ok(Err(failed)) => TurnEnd::Failed(failed),
+            Err(e) => self.ended(e, "agent_trap"),
+        }
+    }
+
+    /// The end of a turn that `error` stopped.
+    fn ended(&self, error: wasmtime::Error, code: &str) -> TurnEnd {
+        if error.downcast_ref::<Gone>().is_some() {
+            return TurnEnd::CallerGone;
+        }
+        if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+            return TurnEnd::Failed(failure(
+                "deadline_exceeded",
+                format!(
+                    "the agent ran past its CPU deadline of {} ms",
+                    self.limits.cpu_deadline.as_millis()
+                ),
+                false,
+            ));
+        }
+        let message = format!("{error}");
+        let first = message
+            .lines()
+            .next()
+            .unwrap_or("the agent failed")
+            .to_owned();
+        TurnEnd::Failed(failure(code, first, false))
+    }
+}

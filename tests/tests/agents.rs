@@ -1,0 +1,284 @@
+//! `guests/tool-agent` run by the runtime, one fresh instance per turn, its imports served by a
+//! broker of the test's: a scripted model (a queue of answers), one tool, a session history.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use envhost::runtime::agent::bindings::agentenv::agent::env_tools::ToolOutput;
+use envhost::runtime::agent::bindings::agentenv::agent::model::{
+    Chunk, Message, ModelError, Request, Role, ToolCall, ToolSpec,
+};
+use envhost::runtime::agent::bindings::agentenv::agent::types::{Progress, Prompt, Scope};
+use envhost::runtime::agent::broker::BoxFuture;
+use envhost::runtime::agent::{Agent, Broker, Gone, ModelStream, TurnEnd};
+use envhost::runtime::{Limits, Runtime};
+use envhost_tests::guest;
+
+/// What a turn did, as the broker saw it.
+#[derive(Default)]
+struct Seen {
+    events: Vec<String>,
+    requests: Vec<Request>,
+    calls: Vec<(String, String, String)>,
+    appended: Vec<Message>,
+}
+
+/// A scripted model answer.
+struct Script(VecDeque<Chunk>);
+
+impl ModelStream for Script {
+    fn next(&mut self) -> BoxFuture<'_, Result<Option<Chunk>, ModelError>> {
+        Box::pin(async move { Ok(self.0.pop_front()) })
+    }
+}
+
+struct TestBroker {
+    seen: Arc<Mutex<Seen>>,
+    answers: VecDeque<Result<Vec<Chunk>, ModelError>>,
+    history: Vec<Message>,
+    /// The caller leaves at the first event.
+    leaves: bool,
+}
+
+impl Broker for TestBroker {
+    fn emit(&mut self, event: Progress) -> BoxFuture<'_, Result<(), Gone>> {
+        Box::pin(async move {
+            if self.leaves {
+                return Err(Gone);
+            }
+            let shown = match event {
+                Progress::Text(t) => format!("text {t}"),
+                Progress::Thinking(t) => format!("thinking {t}"),
+                other => format!("{other:?}"),
+            };
+            self.seen.lock().unwrap().events.push(shown);
+            Ok(())
+        })
+    }
+
+    fn complete(
+        &mut self,
+        request: Request,
+    ) -> BoxFuture<'_, Result<Result<Box<dyn ModelStream>, ModelError>, Gone>> {
+        Box::pin(async move {
+            self.seen.lock().unwrap().requests.push(request);
+            let answer = self
+                .answers
+                .pop_front()
+                .unwrap_or(Ok(vec![Chunk::Text("(no script)".into())]));
+            Ok(answer.map(|chunks| Box::new(Script(chunks.into())) as Box<dyn ModelStream>))
+        })
+    }
+
+    fn list_tools(&mut self) -> BoxFuture<'_, Result<Vec<ToolSpec>, Gone>> {
+        Box::pin(async move {
+            Ok(vec![ToolSpec {
+                name: "slack_list_inbox".into(),
+                description: "Lists the inbox.".into(),
+                input_schema: r#"{"type": "object"}"#.into(),
+            }])
+        })
+    }
+
+    fn call_tool(
+        &mut self,
+        call_id: String,
+        name: String,
+        args: String,
+    ) -> BoxFuture<'_, Result<Result<ToolOutput, String>, Gone>> {
+        Box::pin(async move {
+            self.seen.lock().unwrap().calls.push((call_id, name, args));
+            Ok(Ok(ToolOutput {
+                is_error: false,
+                content: r#"[{"type": "text", "text": "2 messages"}]"#.into(),
+            }))
+        })
+    }
+
+    fn history(&mut self) -> BoxFuture<'_, Result<Vec<Message>, Gone>> {
+        Box::pin(async move { Ok(self.history.clone()) })
+    }
+
+    fn append(&mut self, entries: Vec<Message>) -> BoxFuture<'_, Result<(), Gone>> {
+        Box::pin(async move {
+            self.seen.lock().unwrap().appended.extend(entries);
+            Ok(())
+        })
+    }
+}
+
+async fn agent() -> Agent {
+    let runtime = Runtime::new().unwrap();
+    let bytes = std::fs::read(guest("tool_agent")).unwrap();
+    Agent::from_bytes(&runtime, bytes, Limits::default())
+        .await
+        .unwrap()
+}
+
+fn scope() -> Scope {
+    Scope {
+        session: "-1001234567890".into(),
+        parent_session: None,
+        branch_hints: Vec::new(),
+    }
+}
+
+fn prompt(text: &str) -> Prompt {
+    Prompt {
+        text: text.into(),
+        images: Vec::new(),
+    }
+}
+
+fn broker(answers: Vec<Result<Vec<Chunk>, ModelError>>) -> (TestBroker, Arc<Mutex<Seen>>) {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let broker = TestBroker {
+        seen: seen.clone(),
+        answers: answers.into(),
+        history: Vec::new(),
+        leaves: false,
+    };
+    (broker, seen)
+}
+
+#[tokio::test]
+async fn a_turn_calls_the_model_then_a_tool_then_the_model_and_completes() {
+    let agent = agent().await;
+    let (broker, seen) = broker(vec![
+        Ok(vec![
+            Chunk::Thinking("The inbox first.".into()),
+            Chunk::Text("Looking.".into()),
+            Chunk::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "slack_list_inbox".into(),
+                args: "{}".into(),
+            }),
+        ]),
+        Ok(vec![Chunk::Text("You have 2 messages.".into())]),
+    ]);
+    let end = agent
+        .invoke(&scope(), &prompt("any mail?"), Box::new(broker), "turn")
+        .await;
+    assert!(
+        matches!(end, TurnEnd::Completed(ref c) if c.data.is_none()),
+        "{end:?}"
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        seen.events,
+        [
+            "thinking The inbox first.",
+            "text Looking.",
+            "text You have 2 messages."
+        ]
+    );
+    assert_eq!(
+        seen.calls,
+        [("c1".into(), "slack_list_inbox".into(), "{}".into())]
+    );
+    assert_eq!(seen.requests.len(), 2);
+    assert_eq!(seen.requests[0].tools.len(), 1);
+    let second: Vec<(Role, &str, Option<&str>)> = seen.requests[1]
+        .messages
+        .iter()
+        .map(|m| (m.role, m.content.as_str(), m.tool_call_id.as_deref()))
+        .collect();
+    assert_eq!(
+        second,
+        [
+            (Role::User, "any mail?", None),
+            (Role::Assistant, "Looking.", None),
+            (
+                Role::Tool,
+                r#"[{"type": "text", "text": "2 messages"}]"#,
+                Some("c1")
+            ),
+        ]
+    );
+    assert_eq!(seen.appended.len(), 4);
+    assert_eq!(seen.appended[3].content, "You have 2 messages.");
+}
+
+#[tokio::test]
+async fn the_history_goes_to_the_model_before_the_prompt() {
+    let agent = agent().await;
+    let (mut broker, seen) = broker(vec![Ok(vec![Chunk::Text("Again.".into())])]);
+    broker.history = vec![Message {
+        role: Role::User,
+        content: "earlier".into(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    }];
+    let end = agent
+        .invoke(&scope(), &prompt("now"), Box::new(broker), "turn")
+        .await;
+    assert!(matches!(end, TurnEnd::Completed(_)), "{end:?}");
+    let contents: Vec<String> = seen.lock().unwrap().requests[0]
+        .messages
+        .iter()
+        .map(|m| m.content.clone())
+        .collect();
+    assert_eq!(contents, ["earlier", "now"]);
+}
+
+#[tokio::test]
+async fn a_model_error_is_the_failed_terminal_with_its_retryability() {
+    let agent = agent().await;
+    for (error, code, retryable) in [
+        (ModelError::RateLimited(2_000), "rate_limited", true),
+        (
+            ModelError::Unavailable("HTTP 503".into()),
+            "model_unavailable",
+            true,
+        ),
+        (
+            ModelError::InvalidRequest("HTTP 400".into()),
+            "model_refused",
+            false,
+        ),
+    ] {
+        let (broker, _) = broker(vec![Err(error)]);
+        match agent
+            .invoke(&scope(), &prompt("hi"), Box::new(broker), "turn")
+            .await
+        {
+            TurnEnd::Failed(f) => {
+                assert_eq!(f.code.as_deref(), Some(code));
+                assert_eq!(f.retryable, retryable);
+                assert!(!f.details.is_empty());
+            }
+            other => panic!("expected failed, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_caller_that_leaves_ends_the_turn_without_a_terminal() {
+    let agent = agent().await;
+    let (mut broker, seen) = broker(vec![Ok(vec![
+        Chunk::Text("one".into()),
+        Chunk::Text("two".into()),
+    ])]);
+    broker.leaves = true;
+    let end = agent
+        .invoke(&scope(), &prompt("hi"), Box::new(broker), "turn")
+        .await;
+    assert!(matches!(end, TurnEnd::CallerGone), "{end:?}");
+    assert!(seen.lock().unwrap().appended.is_empty());
+}
+
+#[tokio::test]
+async fn an_environment_is_not_an_agent() {
+    let runtime = Runtime::new().unwrap();
+    let bytes = std::fs::read(guest("counter")).unwrap();
+    let refused = Agent::from_bytes(&runtime, bytes, Limits::default())
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("does not export agentenv:agent/handler@0.1.0"),
+        "{refused}"
+    );
+}
