@@ -1,7 +1,10 @@
 //! Agents (the `agentenv:agent` world, `wit/agent/agent.wit`): what the host brokers for an
 //! agent component. [`model`] is the chat model: an OpenAI-compatible Chat Completions endpoint,
 //! streamed (docs/agents.md#the-model); [`sessions`] keeps each session's history
-//! (docs/agents.md#sessions).
+//! (docs/agents.md#sessions); [`turn`] runs one turn of an agent bound to an episode, its
+//! [`events`] streamed (docs/agents.md#turns).
 
+pub mod events;
 pub mod model;
 pub mod sessions;
+pub mod turn;
