@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod load;
+pub mod model;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -3,15 +3,8 @@
 //! of a turn with a tool call, the episode changed by the call, the session carried to the next
 //! turn, `session_busy`, and a model error as the `failed` terminal.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use envhost::agent::events::AgentEvent;
 use envhost::agent::model::ModelEndpoint;
 use envhost::agent::sessions::Sessions;
@@ -22,70 +15,11 @@ use envhost::runtime::agent::bindings::agentenv::agent::types::{Prompt, Scope};
 use envhost::runtime::{Limits, Runtime};
 use envhost::{EnvironmentConfig, Host, HostConfig};
 use envhost_tests::guest;
+use envhost_tests::model::{Answer, Model, serve, tool_call};
 use serde_json::{Value, json};
 
-/// The model: answers in order, and every request body seen.
-#[derive(Default)]
-struct Model {
-    answers: Mutex<VecDeque<Answer>>,
-    requests: Mutex<Vec<Value>>,
-}
-
-enum Answer {
-    Stream(Vec<Value>),
-    Status(u16),
-    Hang,
-}
-
-fn sse(deltas: &[Value]) -> String {
-    let mut text: String = deltas
-        .iter()
-        .map(|d| {
-            let chunk = json!({"choices": [{"index": 0, "delta": d, "finish_reason": null}]});
-            format!("data: {chunk}\n\n")
-        })
-        .collect();
-    text.push_str("data: [DONE]\n\n");
-    text
-}
-
-async fn completions(State(model): State<Arc<Model>>, body: Bytes) -> Response {
-    model
-        .requests
-        .lock()
-        .unwrap()
-        .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-    let answer = model.answers.lock().unwrap().pop_front();
-    match answer {
-        Some(Answer::Stream(deltas)) => {
-            ([("content-type", "text/event-stream")], sse(&deltas)).into_response()
-        }
-        Some(Answer::Status(code)) => {
-            (StatusCode::from_u16(code).unwrap(), "scripted failure").into_response()
-        }
-        Some(Answer::Hang) => {
-            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
-            StatusCode::GATEWAY_TIMEOUT.into_response()
-        }
-        None => (
-            [("content-type", "text/event-stream")],
-            sse(&[json!({"content": "(none)"})]),
-        )
-            .into_response(),
-    }
-}
-
 async fn model(answers: Vec<Answer>) -> (ModelEndpoint, Arc<Model>) {
-    let model = Arc::new(Model {
-        answers: Mutex::new(answers.into()),
-        requests: Mutex::default(),
-    });
-    let app = Router::new()
-        .route("/v1/chat/completions", post(completions))
-        .with_state(model.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (url, model) = serve(answers).await;
     (ModelEndpoint::new(&url, None).unwrap(), model)
 }
 
@@ -143,18 +77,13 @@ async fn events(setup: &TurnSetup, session: &str, text: &str) -> Vec<Value> {
     events
 }
 
-fn tool_call(id: &str, name: &str, args: Value) -> Value {
-    json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
-        "function": {"name": name, "arguments": args.to_string()}}]})
-}
-
 #[tokio::test]
 async fn a_turn_calls_an_episode_tool_between_tool_events_and_completes() {
     let args = json!({"channel": "general", "text": "hello from the agent"});
     let (endpoint, model) = model(vec![
         Answer::Stream(vec![
             json!({"reasoning_content": "Post it."}),
-            tool_call("call_1", "slack_send_message", args.clone()),
+            tool_call("call_1", "slack_send_message", &args),
         ]),
         Answer::Stream(vec![json!({"content": "Posted."})]),
         Answer::Stream(vec![json!({"content": "Still here."})]),

@@ -197,6 +197,11 @@ impl Host {
         self.environments.iter().find(|e| e.name == name)
     }
 
+    /// The runtime its environments are compiled with, which agents and drivers can share.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
     /// Whether instances come from the pool.
     pub fn is_pooled(&self) -> bool {
         self.runtime.is_pooled()

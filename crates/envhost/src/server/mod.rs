@@ -5,6 +5,7 @@
 //! `/metrics` reports. The server glues the host to HTTP and owns no environment logic; MCP has
 //! its home in [`mcp`].
 
+pub mod agents;
 pub mod computer;
 pub mod computers;
 mod data_plane;

@@ -1,5 +1,6 @@
 //! The `envhost` command.
 
+mod agents;
 mod computer;
 mod config;
 mod memory;
@@ -58,6 +59,29 @@ struct Serve {
     /// its data paths, commands run in it.
     #[arg(long, value_name = "DIR", requires = "driver")]
     home: Option<PathBuf>,
+    /// An agent component served at `/agents/NAME/invoke`, bound to the first environment:
+    /// `NAME=PATH.wasm`; repeatable.
+    #[arg(
+        long = "agent",
+        value_name = "NAME=PATH.wasm",
+        conflicts_with = "driver"
+    )]
+    agents: Vec<String>,
+    /// The agents' OpenAI-compatible Chat Completions endpoint, e.g. `http://127.0.0.1:8000/v1`
+    /// [default: $OPENAI_BASE_URL, else $LITELLM_BASE_URL]; the key comes from $OPENAI_API_KEY
+    /// (else $LITELLM_API_KEY).
+    #[arg(long, value_name = "URL")]
+    model_url: Option<String>,
+    /// The model name agents ask the endpoint for.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    model: String,
+    /// Keep session histories as JSON Lines files in DIR, which another envhost can share
+    /// [default: in memory].
+    #[arg(long, value_name = "DIR")]
+    sessions_dir: Option<PathBuf>,
+    /// Seconds between the `: ping` frames of a quiet invoke stream.
+    #[arg(long, default_value_t = 30)]
+    agent_heartbeat_s: u64,
     /// A TOML file of environments and their settings (see the README); its environments come
     /// before the command line's.
     #[arg(long, value_name = "FILE")]
@@ -209,9 +233,19 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         .await;
     }
     let host = Arc::new(Host::new(host_config(&args)?).await?);
-    let (router, state) = server::app(host.clone(), args.max_body_bytes)
+    let (mut router, state) = server::app(host.clone(), args.max_body_bytes)
         .await
         .context("starting the server")?;
+    let options = agents::AgentOptions {
+        agents: args.agents.clone(),
+        model_url: args.model_url.clone(),
+        model: args.model.clone(),
+        sessions_dir: args.sessions_dir.clone(),
+        heartbeat_s: args.agent_heartbeat_s,
+    };
+    if let Some(agents) = agents::router(options, host.clone(), state.root.clone()).await? {
+        router = router.merge(agents);
+    }
     memory::release_free_heap();
     memory::release_startup_code();
     tokio::spawn(async {

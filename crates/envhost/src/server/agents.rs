@@ -1,0 +1,268 @@
+//! Agents over HTTP (docs/agents.md#serving): `POST /agents/{name}/invoke` as fastagent's
+//! reference handler serves it. POST only (405, `Allow: POST`); a body of at most 1 MiB (413);
+//! `content-type: application/json` (415); a JSON object `{session, text, images?, episode?,
+//! parentSession?, branchHints?}` (400 `invalid_params` otherwise; 404 `agent_not_found`,
+//! `episode_not_found`). The answer is 200 `text/event-stream`, one `data: <event JSON>\n\n`
+//! frame per event and `: ping\n\n` every heartbeat; the client going away cancels the turn.
+//! With `Accept: application/json` it is the buffered `collect`: `{"text", "data"}`, or
+//! `{"failed": {"details", "retryable", "code"}}`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode, header};
+use serde_json::{Value, json};
+
+use envhost_protocol::error::CodedError;
+use envhost_runtime::agent::Agent;
+use envhost_runtime::agent::bindings::agentenv::agent::types::{ImageRef, Prompt, Scope};
+
+use super::reply;
+use crate::agent::events::AgentEvent;
+use crate::agent::model::ModelEndpoint;
+use crate::agent::sessions::Sessions;
+use crate::agent::turn::{self, TurnSetup};
+use crate::embedding::{Episode, Host};
+
+/// The largest invoke body, in bytes.
+pub const MAX_INVOKE_BYTES: usize = 1 << 20;
+
+/// One served agent: its component, the environment it is bound to, its model's name.
+pub struct ServedAgent {
+    /// The agent.
+    pub agent: Arc<Agent>,
+    /// The environment whose episodes it acts on.
+    pub environment: String,
+    /// The model's name at the endpoint.
+    pub model_name: String,
+}
+
+/// The agents a server serves and what their turns share.
+pub struct Agents {
+    /// By name.
+    pub agents: HashMap<String, ServedAgent>,
+    /// The host whose episodes they act on.
+    pub host: Arc<Host>,
+    /// The root episode (of the first environment), acted on when a request names none.
+    pub root: Arc<Episode>,
+    /// The sessions' histories.
+    pub sessions: Arc<Sessions>,
+    /// The model endpoint, when one is configured.
+    pub model: Option<ModelEndpoint>,
+    /// How often a quiet stream gets `: ping`.
+    pub heartbeat: Duration,
+}
+
+type Shared = Arc<Agents>;
+
+/// The route `/agents/{name}/invoke`.
+pub fn router(agents: Agents) -> Router {
+    Router::new()
+        .route("/agents/{name}/invoke", any(invoke))
+        .with_state(Arc::new(agents))
+}
+
+fn refused(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
+    let mut error = CodedError::new(code, message);
+    error.status = status.as_u16();
+    reply::coded(&error)
+}
+
+/// The request's fields, checked.
+struct Invoke {
+    scope: Scope,
+    prompt: Prompt,
+    episode: Option<String>,
+}
+
+fn parse(body: &[u8]) -> Result<Invoke, String> {
+    let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(body) else {
+        return Err("the body must be a JSON object".into());
+    };
+    let text_field = |key: &str| -> Result<Option<String>, String> {
+        match object.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(format!("{key} must be a string, got {other}")),
+        }
+    };
+    let session = text_field("session")?
+        .filter(|s| !s.is_empty())
+        .ok_or("session is a required non-empty string")?;
+    let text = text_field("text")?.ok_or("text is a required string")?;
+    let mut images = Vec::new();
+    for image in object
+        .get("images")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(mime_type), Some(data)) = (
+            image.get("mimeType").and_then(Value::as_str),
+            image.get("data").and_then(Value::as_str),
+        ) else {
+            return Err("each image is {\"mimeType\", \"data\"} (base64)".into());
+        };
+        images.push(ImageRef {
+            mime_type: mime_type.into(),
+            data: data.into(),
+        });
+    }
+    let branch_hints = object
+        .get("branchHints")
+        .and_then(Value::as_array)
+        .map(|hints| {
+            hints
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Invoke {
+        scope: Scope {
+            session,
+            parent_session: text_field("parentSession")?,
+            branch_hints,
+        },
+        prompt: Prompt { text, images },
+        episode: text_field("episode")?,
+    })
+}
+
+async fn invoke(
+    State(agents): State<Shared>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Response {
+    if request.method() != Method::POST {
+        let mut response = refused(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "invoke takes POST",
+        );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    let Some(served) = agents.agents.get(&name) else {
+        return refused(
+            StatusCode::NOT_FOUND,
+            "agent_not_found",
+            format!("no agent {name:?}"),
+        );
+    };
+    let headers = request.headers().clone();
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !is_json {
+        return refused(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the body must be application/json",
+        );
+    }
+    let body = match axum::body::to_bytes(request.into_body(), MAX_INVOKE_BYTES).await {
+        Ok(body) => body,
+        Err(_) => {
+            return refused(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!("the body is over {MAX_INVOKE_BYTES} bytes"),
+            );
+        }
+    };
+    let request = match parse(&body) {
+        Ok(request) => request,
+        Err(message) => return refused(StatusCode::BAD_REQUEST, "invalid_params", message),
+    };
+    let episode = match &request.episode {
+        Some(id) => match agents.host.episode(id) {
+            Some(episode) if episode.catalog().name == served.environment => episode,
+            _ => {
+                return refused(
+                    StatusCode::NOT_FOUND,
+                    "episode_not_found",
+                    format!("no episode {id} of {}", served.environment),
+                );
+            }
+        },
+        None if agents.root.catalog().name == served.environment => agents.root.clone(),
+        None => {
+            return refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_params",
+                format!("name an episode of {}", served.environment),
+            );
+        }
+    };
+    let setup = TurnSetup {
+        agent: served.agent.clone(),
+        episode,
+        sessions: agents.sessions.clone(),
+        model: agents.model.clone(),
+        model_name: served.model_name.clone(),
+    };
+    let events = turn::invoke(setup, request.scope, request.prompt);
+    let buffered = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/json") && !v.contains("text/event-stream"));
+    if buffered {
+        return collected(events).await;
+    }
+    stream(events, agents.heartbeat)
+}
+
+async fn collected(events: tokio::sync::mpsc::Receiver<AgentEvent>) -> Response {
+    let answer = match turn::collect(events).await {
+        Some(Ok((text, data))) => json!({"text": text, "data": data}),
+        Some(Err(AgentEvent::Failed {
+            details,
+            retryable,
+            code,
+        })) => json!({"failed": {"details": details, "retryable": retryable, "code": code}}),
+        _ => {
+            json!({"failed": {"details": "the turn ended without a terminal", "retryable": true, "code": null}})
+        }
+    };
+    reply::json(StatusCode::OK, &answer)
+}
+
+fn stream(events: tokio::sync::mpsc::Receiver<AgentEvent>, heartbeat: Duration) -> Response {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let frames = futures::stream::unfold((events, ticks), |(mut events, mut ticks)| async move {
+        let frame = tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => format!("data: {}\n\n", event.to_json()),
+                None => return None,
+            },
+            _ = ticks.tick() => ": ping\n\n".to_owned(),
+        };
+        Some((
+            Ok::<_, std::convert::Infallible>(Bytes::from(frame)),
+            (events, ticks),
+        ))
+    });
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(frames),
+    )
+        .into_response()
+}
