@@ -92,7 +92,7 @@ impl Agent {
 
     /// One turn: a fresh instance, `invoke(scope, prompt)` under the CPU deadline, its imports
     /// served by `broker`; the instance is dropped when it ends. A trap becomes `agent_trap`
-    /// (its message's first line as details), the deadline `deadline_exceeded`, a broker that
+    /// (the trap's kind as details, no backtrace), the deadline `deadline_exceeded`, a broker that
     /// answered [`Gone`] [`TurnEnd::CallerGone`].
     pub async fn invoke(
         &self,
@@ -144,12 +144,17 @@ impl Agent {
                 false,
             ));
         }
-        let message = format!("{error}");
-        let first = message
-            .lines()
-            .next()
-            .unwrap_or("the agent failed")
-            .to_owned();
-        TurnEnd::Failed(failure(code, first, false))
+        let details = match error.downcast_ref::<Trap>() {
+            Some(trap) => format!("the agent trapped: {trap}"),
+            None => {
+                let cause = error.root_cause().to_string();
+                cause
+                    .lines()
+                    .next()
+                    .unwrap_or("the agent failed")
+                    .to_owned()
+            }
+        };
+        TurnEnd::Failed(failure(code, details, false))
     }
 }
