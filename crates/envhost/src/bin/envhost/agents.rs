@@ -2,7 +2,7 @@
 //! the first environment, with the model endpoint and the session store the options name
 //! (docs/agents.md#serving).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,10 +16,14 @@ use envhost::runtime::agent::Agent;
 use envhost::server::agents::{self, Agents, ServedAgent};
 use envhost::{Episode, Host};
 
+use crate::config::FileAgent;
+
 /// The agent options of `envhost serve`.
 pub struct AgentOptions {
-    /// `NAME=PATH.wasm` each.
+    /// `NAME=PATH.wasm` each, bound to the first environment.
     pub agents: Vec<String>,
+    /// The configuration file's `[agents.NAME]` tables.
+    pub tables: BTreeMap<String, FileAgent>,
     /// The model endpoint's URL.
     pub model_url: Option<String>,
     /// The model's name at the endpoint.
@@ -30,37 +34,57 @@ pub struct AgentOptions {
     pub heartbeat_s: u64,
 }
 
-/// The routes of the agents `options` name, bound to `root`'s environment; none without agents.
+/// The routes of the agents `options` name (the command line's bound to `root`'s environment);
+/// none without agents.
 ///
 /// # Errors
-/// An agent that is not `NAME=PATH`, cannot be read or is not an agent; a session directory
-/// that cannot be made.
+/// An agent that is not `NAME=PATH`, cannot be read, is not an agent or names an environment
+/// the host does not serve; a session directory that cannot be made.
 pub async fn router(
     options: AgentOptions,
     host: Arc<Host>,
     root: Arc<Episode>,
 ) -> anyhow::Result<Option<Router>> {
-    if options.agents.is_empty() {
+    if options.agents.is_empty() && options.tables.is_empty() {
         return Ok(None);
     }
-    let environment = root.catalog().name.clone();
-    let mut served = HashMap::new();
+    let first = root.catalog().name.clone();
+    let mut wanted: Vec<(String, PathBuf, String, String)> = Vec::new();
     for spec in &options.agents {
         let (name, path) = spec
             .split_once('=')
             .filter(|(name, _)| !name.is_empty())
             .with_context(|| format!("an agent is NAME=PATH.wasm, got {spec:?}"))?;
-        let bytes = std::fs::read(path).with_context(|| format!("reading {path}"))?;
+        wanted.push((
+            name.into(),
+            path.into(),
+            first.clone(),
+            options.model.clone(),
+        ));
+    }
+    for (name, table) in &options.tables {
+        let environment = table.environment.clone().unwrap_or_else(|| first.clone());
+        anyhow::ensure!(
+            host.environments().iter().any(|e| e.name == environment),
+            "the agent {name} is bound to {environment:?}, which this host does not serve"
+        );
+        let model = table.model.clone().unwrap_or_else(|| options.model.clone());
+        wanted.push((name.clone(), table.component.clone(), environment, model));
+    }
+    let mut served = HashMap::new();
+    for (name, path, environment, model_name) in wanted {
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         let agent = Agent::from_bytes(host.runtime(), bytes, Limits::default())
             .await
-            .with_context(|| format!("loading the agent {name} from {path}"))?;
-        served.insert(
-            name.to_owned(),
-            ServedAgent {
-                agent: Arc::new(agent),
-                environment: environment.clone(),
-                model_name: options.model.clone(),
-            },
+            .with_context(|| format!("loading the agent {name} from {}", path.display()))?;
+        let agent = ServedAgent {
+            agent: Arc::new(agent),
+            environment,
+            model_name,
+        };
+        anyhow::ensure!(
+            served.insert(name.clone(), agent).is_none(),
+            "two agents are named {name}"
         );
     }
     let sessions = match &options.sessions_dir {
@@ -75,7 +99,7 @@ pub async fn router(
         );
     }
     let names: Vec<&String> = served.keys().collect();
-    tracing::info!(agents = ?names, %environment, "serving agents at /agents/NAME/invoke");
+    tracing::info!(agents = ?names, "serving agents at /agents/NAME/invoke");
     Ok(Some(agents::router(Agents {
         agents: served,
         host,

@@ -16,6 +16,15 @@
 //! idle_timeout_s = 600     # 0: never evicted
 //! ```
 //!
+//! Agents served beside the environments (docs/agents.md#serving), each bound to one:
+//!
+//! ```toml
+//! [agents.tool]
+//! component = "guests/target/wasm32-wasip2/release/tool_agent.wasm"
+//! environment = "slack"    # optional: the first environment when absent
+//! model = "my-model"       # optional: --model when absent
+//! ```
+//!
 //! Or one computer driver instead of environments (docs/computer.md#grants):
 //!
 //! ```toml
@@ -114,6 +123,18 @@ pub struct FileDriver {
     pub name: Option<String>,
 }
 
+/// An `[agents.NAME]` table: an agent, the environment it is bound to, its model.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileAgent {
+    /// The agent component.
+    pub component: PathBuf,
+    /// The environment whose episodes it acts on; the first one when none.
+    pub environment: Option<String>,
+    /// The model's name at the endpoint; `--model` when none.
+    pub model: Option<String>,
+}
+
 /// The TOML file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -126,6 +147,9 @@ pub struct File {
     environments: Vec<FileEnvironment>,
     /// A computer driver to serve instead of environments.
     pub driver: Option<FileDriver>,
+    /// Agents, by name.
+    #[serde(default)]
+    pub agents: std::collections::BTreeMap<String, FileAgent>,
 }
 
 impl File {
@@ -139,6 +163,11 @@ impl File {
         for env in &mut file.environments {
             if env.component.is_relative() {
                 env.component = base.join(&env.component);
+            }
+        }
+        for agent in file.agents.values_mut() {
+            if agent.component.is_relative() {
+                agent.component = base.join(&agent.component);
             }
         }
         if let Some(driver) = &mut file.driver {
@@ -209,6 +238,28 @@ mod tests {
         );
         let plain = command_line_environment("dir/slack.wasm", &defaults);
         assert_eq!(plain.name, "slack");
+    }
+
+    #[test]
+    fn agent_tables_name_their_component_environment_and_model() {
+        let dir = std::env::temp_dir().join(format!("envhost-agents-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("agents.toml");
+        std::fs::write(
+            &path,
+            "[agents.tool]\ncomponent = \"a.wasm\"\nenvironment = \"slack\"\nmodel = \"m\"\n[agents.plain]\ncomponent = \"/abs/b.wasm\"\n",
+        )
+        .unwrap();
+        let file = File::load(&path).unwrap();
+        let tool = &file.agents["tool"];
+        assert_eq!(tool.component, dir.join("a.wasm"));
+        assert_eq!(
+            (tool.environment.as_deref(), tool.model.as_deref()),
+            (Some("slack"), Some("m"))
+        );
+        assert_eq!(file.agents["plain"].component, Path::new("/abs/b.wasm"));
+        assert!(file.agents["plain"].environment.is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -236,8 +236,16 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
     let (mut router, state) = server::app(host.clone(), args.max_body_bytes)
         .await
         .context("starting the server")?;
+    let tables = args
+        .config
+        .as_deref()
+        .map(File::load)
+        .transpose()?
+        .map(|file| file.agents)
+        .unwrap_or_default();
     let options = agents::AgentOptions {
         agents: args.agents.clone(),
+        tables,
         model_url: args.model_url.clone(),
         model: args.model.clone(),
         sessions_dir: args.sessions_dir.clone(),
