@@ -17,23 +17,19 @@
 //! and the median server CPU per call.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::Parser;
 use serde_json::{Value, json};
 
-use envhost_tests::load::conn::{Conn, Target};
+use envhost_tests::load::conn::Conn;
 use envhost_tests::load::data_plane::fetch_card;
 use envhost_tests::load::mcp::{Session, ToolOutcome};
-use envhost_tests::load::procfs::{proc_cpu_ns, wait_quiescent};
+use envhost_tests::load::measured::{MeasuredServer, median};
 
 /// A call's longest wait.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long a CPU reading waits for the server to stop running.
-const QUIESCE_LIMIT: Duration = Duration::from_millis(20);
 
 #[derive(Parser)]
 #[command(about = "computer_screenshot and computer_click over MCP: wall time and server CPU")]
@@ -47,25 +43,6 @@ struct Args {
     /// Calls of each kind a round.
     #[arg(long, default_value_t = 20)]
     calls: usize,
-}
-
-/// One server under test.
-struct Server {
-    name: String,
-    target: Arc<Target>,
-    pid: u32,
-}
-
-impl Server {
-    fn parse(spec: &str) -> anyhow::Result<Self> {
-        let (name, rest) = spec.split_once('=').context("a target is NAME=URL@PID")?;
-        let (url, pid) = rest.rsplit_once('@').context("a target is NAME=URL@PID")?;
-        Ok(Self {
-            name: name.to_owned(),
-            target: Arc::new(Target::parse(url)?),
-            pid: pid.parse().context("the PID")?,
-        })
-    }
 }
 
 /// The calls measured: a tool and its arguments.
@@ -87,14 +64,9 @@ struct Samples {
     cpu_ns: Vec<u64>,
 }
 
-fn cpu(server: &Server) -> anyhow::Result<u64> {
-    wait_quiescent(server.pid, QUIESCE_LIMIT);
-    proc_cpu_ns(server.pid).with_context(|| format!("reading the CPU clock of pid {}", server.pid))
-}
-
 /// Makes `count` calls of `tool` on `session`, into `samples` as one round.
 async fn round(
-    server: &Server,
+    server: &MeasuredServer,
     session: &mut Session,
     tool: &str,
     arguments: &Value,
@@ -103,23 +75,17 @@ async fn round(
 ) -> anyhow::Result<()> {
     let mut walls = Vec::with_capacity(count);
     for _ in 0..count {
-        let cpu0 = cpu(server)?;
+        let cpu0 = server.cpu_ns()?;
         let started = Instant::now();
         let outcome = session.call(tool, arguments, CALL_TIMEOUT).await?;
         walls.push(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        samples.cpu_ns.push(cpu(server)?.saturating_sub(cpu0));
+        samples.cpu_ns.push(server.cpu_ns()?.saturating_sub(cpu0));
         if outcome != ToolOutcome::Ok {
             bail!("{tool} failed on {}: {outcome:?}", server.name);
         }
     }
     samples.wall_ns.push(walls);
     Ok(())
-}
-
-fn median(values: &[u64]) -> u64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    sorted.get(sorted.len() / 2).copied().unwrap_or(0)
 }
 
 fn ms(ns: u64) -> String {
@@ -131,7 +97,7 @@ fn ms(ns: u64) -> String {
     }
 }
 
-fn print_table(label: &str, servers: &[Server], samples: &[Samples]) {
+fn print_table(label: &str, servers: &[MeasuredServer], samples: &[Samples]) {
     println!("\n### {label}: wall ms per call, end to end (median, min–max of rounds' medians)\n");
     println!("| driver | wall p50 | rounds | ÷ first | server CPU p50 |");
     println!("|---|---:|---:|---:|---:|");
@@ -161,10 +127,10 @@ fn print_table(label: &str, servers: &[Server], samples: &[Samples]) {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    let servers: Vec<Server> = args
+    let servers: Vec<MeasuredServer> = args
         .targets
         .iter()
-        .map(|t| Server::parse(t))
+        .map(|t| MeasuredServer::parse(t))
         .collect::<Result<_, _>>()?;
     let mut sessions = Vec::new();
     for server in &servers {

@@ -11,6 +11,7 @@ pub mod conn;
 pub mod data_plane;
 pub mod episodes;
 pub mod mcp;
+pub mod measured;
 pub mod procfs;
 pub mod rpc;
 pub mod sse;

@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use axum::Router;
 use axum::extract::{Path, Request, State};
@@ -102,19 +102,12 @@ impl Computers {
     }
 
     fn get(&self, id: &str) -> Option<Entry> {
-        self.episodes
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()
+        read(&self.episodes).get(id).cloned()
     }
 
     /// Adds `computer` as an episode, unless the cap is reached.
     fn add(&self, computer: Arc<Computer>) -> Result<String, CodedError> {
-        let mut episodes = self
-            .episodes
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut episodes = write(&self.episodes);
         if episodes.len() + 1 >= self.max {
             return Err(too_many(self.max));
         }
@@ -125,13 +118,16 @@ impl Computers {
     }
 
     fn full(&self) -> bool {
-        self.episodes
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
-            + 1
-            >= self.max
+        read(&self.episodes).len() + 1 >= self.max
     }
+}
+
+fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn too_many(max: usize) -> CodedError {
@@ -243,7 +239,7 @@ async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
         }
     };
     if let Some(id) = snapshot {
-        return restore(State(computers), Path(id)).await;
+        return restore(&computers, &id).await;
     }
     if computers.full() {
         return refused(&too_many(computers.max));
@@ -284,11 +280,7 @@ async fn snapshot(computers: &Computers, computer: &Computer) -> Response {
         return fork_refused(&ForkError::Display(display.to_owned()));
     }
     let kept = Arc::new(computer.snapshot().await);
-    let inputs = kept.inputs();
-    let mut snapshots = computers
-        .snapshots
-        .write()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut snapshots = write(&computers.snapshots);
     if snapshots.len() >= MAX_SNAPSHOTS {
         let mut error = CodedError::new(
             "too_many_snapshots",
@@ -298,11 +290,9 @@ async fn snapshot(computers: &Computers, computer: &Computer) -> Response {
         return reply::coded(&error);
     }
     let (_, id) = ids::fresh();
-    snapshots.insert(id.clone(), kept);
-    reply::json(
-        StatusCode::CREATED,
-        &json!({"snapshot": id, "url": format!("/snapshots/{id}"), "inputs": inputs}),
-    )
+    let answer = snapshot_summary(&id, &kept);
+    snapshots.insert(id, kept);
+    reply::json(StatusCode::CREATED, &answer)
 }
 
 async fn snapshot_root(State(computers): State<Shared>, body: Bytes) -> Response {
@@ -328,14 +318,16 @@ async fn snapshot_episode(
 }
 
 async fn list_snapshots(State(computers): State<Shared>) -> Response {
-    let snapshots: Vec<Value> = computers
-        .snapshots
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
+    let snapshots: Vec<Value> = read(&computers.snapshots)
         .iter()
-        .map(|(id, kept)| json!({"snapshot": id, "url": format!("/snapshots/{id}"), "inputs": kept.inputs()}))
+        .map(|(id, kept)| snapshot_summary(id, kept))
         .collect();
     reply::json(StatusCode::OK, &json!({ "snapshots": snapshots }))
+}
+
+/// `{"snapshot", "url", "inputs"}`.
+fn snapshot_summary(id: &str, kept: &ComputerSnapshot) -> Value {
+    json!({"snapshot": id, "url": format!("/snapshots/{id}"), "inputs": kept.inputs()})
 }
 
 fn snapshot_not_found(id: &str) -> Response {
@@ -345,11 +337,7 @@ fn snapshot_not_found(id: &str) -> Response {
 }
 
 async fn delete_snapshot(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
-    let removed = computers
-        .snapshots
-        .write()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&id);
+    let removed = write(&computers.snapshots).remove(&id);
     match removed {
         Some(_) => reply::json(StatusCode::OK, &json!({"snapshot": id, "deleted": true})),
         None => snapshot_not_found(&id),
@@ -362,20 +350,16 @@ async fn restore_route(
     body: Bytes,
 ) -> Response {
     match no_arguments(&body) {
-        Ok(()) => restore(State(computers), Path(id)).await,
+        Ok(()) => restore(&computers, &id).await,
         Err(e) => reply::coded(&e),
     }
 }
 
-async fn restore(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
-    let kept = computers
-        .snapshots
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&id)
-        .cloned();
+/// A computer restored from snapshot `id`.
+async fn restore(computers: &Computers, id: &str) -> Response {
+    let kept = read(&computers.snapshots).get(id).cloned();
     let Some(kept) = kept else {
-        return snapshot_not_found(&id);
+        return snapshot_not_found(id);
     };
     if computers.full() {
         return refused(&too_many(computers.max));
@@ -386,7 +370,7 @@ async fn restore(State(computers): State<Shared>, Path(id): Path<String>) -> Res
         Err(e) => return fork_refused(&e),
     };
     match computers.add(computer.clone()) {
-        Ok(episode) => created(&episode, &computer, Some(("snapshot", &id))),
+        Ok(episode) => created(&episode, &computer, Some(("snapshot", id))),
         Err(e) => refused(&e),
     }
 }
@@ -434,10 +418,7 @@ async fn fork_episode(
 }
 
 async fn list(State(computers): State<Shared>) -> Response {
-    let episodes: Vec<Value> = computers
-        .episodes
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
+    let episodes: Vec<Value> = read(&computers.episodes)
         .iter()
         .map(|(id, entry)| summary(id, &entry.computer))
         .collect();
@@ -452,11 +433,7 @@ async fn show(State(computers): State<Shared>, Path(id): Path<String>) -> Respon
 }
 
 async fn delete(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
-    let removed = computers
-        .episodes
-        .write()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&id);
+    let removed = write(&computers.episodes).remove(&id);
     match removed {
         Some(_) => reply::json(StatusCode::OK, &json!({"id": id, "deleted": true})),
         None => not_found(&id),

@@ -24,7 +24,6 @@ mod floor;
 mod seed;
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
@@ -37,7 +36,7 @@ use serde_json::json;
 use envhost_tests::load::conn::{Conn, Target, require_success};
 use envhost_tests::load::data_plane::{fetch_card, reset};
 use envhost_tests::load::mcp::{Session, ToolOutcome};
-use envhost_tests::load::procfs::{proc_cpu_ns, wait_quiescent};
+use envhost_tests::load::measured::{MeasuredServer, median};
 
 /// A tool call's longest wait.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -61,25 +60,6 @@ struct Args {
     json: bool,
 }
 
-/// One server under test.
-struct Server {
-    name: String,
-    target: Arc<Target>,
-    pid: u32,
-}
-
-impl Server {
-    fn parse(spec: &str) -> anyhow::Result<Self> {
-        let (name, rest) = spec.split_once('=').context("a target is NAME=URL@PID")?;
-        let (url, pid) = rest.rsplit_once('@').context("a target is NAME=URL@PID")?;
-        Ok(Self {
-            name: name.to_owned(),
-            target: Arc::new(Target::parse(url)?),
-            pid: pid.parse().context("the PID")?,
-        })
-    }
-}
-
 /// The operations measured.
 const OPERATIONS: [&str; 3] = ["data/add", "data/get", "slack_list_inbox"];
 
@@ -100,25 +80,16 @@ struct Figures {
     samples: Vec<Vec<Vec<Samples>>>,
 }
 
-/// How long a reading waits for the server to stop running.
-const QUIESCE_LIMIT: Duration = Duration::from_millis(20);
-
-/// The server's CPU time now, once none of its threads runs.
-fn cpu(server: &Server) -> anyhow::Result<u64> {
-    wait_quiescent(server.pid, QUIESCE_LIMIT);
-    proc_cpu_ns(server.pid).with_context(|| format!("reading the CPU clock of pid {}", server.pid))
-}
-
 /// Runs `call`, adding the server's CPU time and the wall time it took to `samples`.
 async fn timed<T>(
-    server: &Server,
+    server: &MeasuredServer,
     samples: &mut Samples,
     call: impl Future<Output = anyhow::Result<T>>,
 ) -> anyhow::Result<T> {
-    let (cpu0, wall0) = (cpu(server)?, Instant::now());
+    let (cpu0, wall0) = (server.cpu_ns()?, Instant::now());
     let answer = call.await?;
     let wall = u64::try_from(wall0.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    samples.cpu_ns.push(cpu(server)?.saturating_sub(cpu0));
+    samples.cpu_ns.push(server.cpu_ns()?.saturating_sub(cpu0));
     samples.wall_ns.push(wall);
     Ok(answer)
 }
@@ -152,7 +123,7 @@ fn is_result(body: &[u8]) -> bool {
 /// Measures every operation at `size` on `server`, `samples` times; answers the last
 /// `data/get` answer's bytes.
 async fn measure(
-    server: &Server,
+    server: &MeasuredServer,
     size: usize,
     samples: usize,
     add: &[u8],
@@ -187,12 +158,6 @@ async fn measure(
     session.close().await;
     reset(&mut conn, &server.target).await?;
     Ok(last)
-}
-
-fn median(values: &[u64]) -> u64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    sorted.get(sorted.len() / 2).copied().unwrap_or(0)
 }
 
 fn ms(ns: u64) -> String {
@@ -261,10 +226,10 @@ fn print_tables(figures: &Figures) {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    let servers: Vec<Server> = args
+    let servers: Vec<MeasuredServer> = args
         .targets
         .iter()
-        .map(|t| Server::parse(t))
+        .map(|t| MeasuredServer::parse(t))
         .collect::<Result<_, _>>()?;
     let mut figures = Figures {
         targets: servers
