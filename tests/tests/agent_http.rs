@@ -7,12 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use envhost::agent::model::ModelEndpoint;
-use envhost::agent::sessions::Sessions;
 use envhost::protocol::Part;
-use envhost::runtime::Limits;
-use envhost::runtime::agent::Agent;
-use envhost::server::agents::{self, Agents, ServedAgent};
-use envhost::{EnvironmentConfig, Host, HostConfig, server};
+use envhost::server::agents::{self, Agents};
+use envhost::{AgentConfig, EnvironmentConfig, Host, HostConfig, server};
 use envhost_tests::guest;
 use envhost_tests::model::{Answer, Model, serve, tool_call};
 use futures::StreamExt as _;
@@ -21,14 +18,12 @@ use serde_json::{Value, json};
 /// Serves slack with the agent `tool` on loopback; answers the invoke URL and the model.
 async fn start(answers: Vec<Answer>, heartbeat: Duration) -> (String, Arc<Model>) {
     let (model_url, model) = serve(answers).await;
-    let host = Arc::new(
-        Host::new(HostConfig::new(vec![EnvironmentConfig::new(
-            "slack",
-            guest("slack"),
-        )]))
-        .await
-        .unwrap(),
-    );
+    let mut config = HostConfig::new(vec![EnvironmentConfig::new("slack", guest("slack"))]);
+    let mut agent = AgentConfig::new("tool", guest("tool_agent"), "slack");
+    agent.model = "scripted".into();
+    config.agents.push(agent);
+    config.model = Some(ModelEndpoint::new(&model_url, None).unwrap());
+    let host = Arc::new(Host::new(config).await.unwrap());
     let (router, state) = server::app(host.clone(), server::DEFAULT_MAX_BODY_BYTES)
         .await
         .unwrap();
@@ -40,25 +35,9 @@ async fn start(answers: Vec<Answer>, heartbeat: Duration) -> (String, Arc<Model>
         ])
         .await
         .unwrap();
-    let bytes = std::fs::read(guest("tool_agent")).unwrap();
-    let agent = Agent::from_bytes(host.runtime(), bytes, Limits::default())
-        .await
-        .unwrap();
-    let mut served = std::collections::HashMap::new();
-    served.insert(
-        "tool".to_owned(),
-        ServedAgent {
-            agent: Arc::new(agent),
-            environment: "slack".into(),
-            model_name: "scripted".into(),
-        },
-    );
     let agents = agents::router(Agents {
-        agents: served,
         host,
         root: state.root.clone(),
-        sessions: Sessions::in_memory(),
-        model: Some(ModelEndpoint::new(&model_url, None).unwrap()),
         heartbeat,
     });
     let app = router.merge(agents);

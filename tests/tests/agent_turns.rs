@@ -5,31 +5,32 @@
 
 use std::sync::Arc;
 
-use envhost::agent::events::AgentEvent;
 use envhost::agent::model::ModelEndpoint;
-use envhost::agent::sessions::Sessions;
-use envhost::agent::turn::{TurnSetup, collect, invoke};
+use envhost::agent::{AgentEvents, AgentFailure, Collected, Prompt, Scope};
 use envhost::protocol::Part;
-use envhost::runtime::agent::Agent;
-use envhost::runtime::agent::bindings::agentenv::agent::types::{Prompt, Scope};
-use envhost::runtime::{Limits, Runtime};
-use envhost::{EnvironmentConfig, Host, HostConfig};
+use envhost::{AgentConfig, EnvironmentConfig, Episode, Host, HostConfig};
 use envhost_tests::guest;
 use envhost_tests::model::{Answer, Model, serve, tool_call};
 use serde_json::{Value, json};
+
+/// A host serving slack and the agent `tool` bound to it; one seeded episode.
+struct Rig {
+    host: Host,
+    episode: Arc<Episode>,
+}
 
 async fn model(answers: Vec<Answer>) -> (ModelEndpoint, Arc<Model>) {
     let (url, model) = serve(answers).await;
     (ModelEndpoint::new(&url, None).unwrap(), model)
 }
 
-async fn setup(endpoint: ModelEndpoint) -> (TurnSetup, Host) {
-    let host = Host::new(HostConfig::new(vec![EnvironmentConfig::new(
-        "slack",
-        guest("slack"),
-    )]))
-    .await
-    .unwrap();
+async fn setup(endpoint: ModelEndpoint) -> Rig {
+    let mut config = HostConfig::new(vec![EnvironmentConfig::new("slack", guest("slack"))]);
+    let mut agent = AgentConfig::new("tool", guest("tool_agent"), "slack");
+    agent.model = "scripted".into();
+    config.agents.push(agent);
+    config.model = Some(endpoint);
+    let host = Host::new(config).await.unwrap();
     let episode = host.create_episode("slack").await.unwrap();
     let seed = json!({"channels": [{"name": "general", "topic": ""}], "messages": []});
     episode
@@ -38,38 +39,22 @@ async fn setup(endpoint: ModelEndpoint) -> (TurnSetup, Host) {
         ])
         .await
         .unwrap();
-    let runtime = Runtime::new().unwrap();
-    let bytes = std::fs::read(guest("tool_agent")).unwrap();
-    let agent = Agent::from_bytes(&runtime, bytes, Limits::default())
-        .await
-        .unwrap();
-    let setup = TurnSetup {
-        agent: Arc::new(agent),
-        episode,
-        sessions: Sessions::in_memory(),
-        model: Some(endpoint),
-        model_name: "scripted".into(),
-    };
-    (setup, host)
+    Rig { host, episode }
 }
 
-fn scope(session: &str) -> Scope {
-    Scope {
-        session: session.into(),
-        parent_session: None,
-        branch_hints: Vec::new(),
+impl Rig {
+    fn invoke(&self, session: &str, text: &str) -> AgentEvents {
+        let scope = Scope::new(session, self.episode.id());
+        self.host.invoke("tool", scope, Prompt::text(text)).unwrap()
+    }
+
+    async fn collect(&self, session: &str, text: &str) -> Result<Collected, AgentFailure> {
+        self.invoke(session, text).collect().await
     }
 }
 
-fn prompt(text: &str) -> Prompt {
-    Prompt {
-        text: text.into(),
-        images: Vec::new(),
-    }
-}
-
-async fn events(setup: &TurnSetup, session: &str, text: &str) -> Vec<Value> {
-    let mut reader = invoke(setup.clone(), scope(session), prompt(text));
+async fn events(rig: &Rig, session: &str, text: &str) -> Vec<Value> {
+    let mut reader = rig.invoke(session, text);
     let mut events = Vec::new();
     while let Some(event) = reader.recv().await {
         events.push(event.to_json());
@@ -89,8 +74,8 @@ async fn a_turn_calls_an_episode_tool_between_tool_events_and_completes() {
         Answer::Stream(vec![json!({"content": "Still here."})]),
     ])
     .await;
-    let (setup, _host) = setup(endpoint).await;
-    let turn = events(&setup, "s1", "post hello").await;
+    let rig = setup(endpoint).await;
+    let turn = events(&rig, "s1", "post hello").await;
     assert_eq!(turn[0], json!({"type": "thinking", "delta": "Post it."}));
     assert_eq!(
         turn[1],
@@ -103,11 +88,11 @@ async fn a_turn_calls_an_episode_tool_between_tool_events_and_completes() {
     assert_eq!(turn[4], json!({"type": "completed"}));
     assert_eq!(turn.len(), 5);
 
-    let data = setup.episode.get_data().await.unwrap();
+    let data = rig.episode.get_data().await.unwrap();
     let shown = serde_json::to_string(&data).unwrap();
     assert!(shown.contains("hello from the agent"), "{shown}");
 
-    let again = events(&setup, "s1", "still there?").await;
+    let again = events(&rig, "s1", "still there?").await;
     assert_eq!(again.last().unwrap(), &json!({"type": "completed"}));
     let requests = model.requests.lock().unwrap();
     let third: Vec<&str> = requests[2]["messages"]
@@ -134,10 +119,10 @@ async fn a_second_turn_on_a_busy_session_fails_at_once_and_another_session_runs(
         Answer::Stream(vec![json!({"content": "Other."})]),
     ])
     .await;
-    let (setup, _host) = setup(endpoint).await;
-    let first = invoke(setup.clone(), scope("busy"), prompt("wait"));
+    let rig = setup(endpoint).await;
+    let first = rig.invoke("busy", "wait");
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let second = events(&setup, "busy", "me too").await;
+    let second = events(&rig, "busy", "me too").await;
     assert_eq!(
         second,
         [
@@ -145,12 +130,20 @@ async fn a_second_turn_on_a_busy_session_fails_at_once_and_another_session_runs(
             "retryable": true, "code": "session_busy"})
         ]
     );
-    let other = collect(invoke(setup.clone(), scope("other"), prompt("hi"))).await;
-    assert_eq!(other, Some(Ok(("Other.".into(), None))));
+    let other = rig.collect("other", "hi").await;
+    assert_eq!(
+        other,
+        Ok(Collected {
+            text: "Other.".into(),
+            data: None
+        })
+    );
     drop(first);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert!(
-        setup.sessions.begin("busy").is_some(),
+    let again = rig.collect("busy", "again").await;
+    assert_ne!(
+        again.err().and_then(|f| f.code).as_deref(),
+        Some("session_busy"),
         "the dropped turn still holds its session"
     );
 }
@@ -158,15 +151,11 @@ async fn a_second_turn_on_a_busy_session_fails_at_once_and_another_session_runs(
 #[tokio::test]
 async fn model_errors_are_failed_terminals_with_their_retryability() {
     let (endpoint, _model) = model(vec![Answer::Status(429), Answer::Status(400)]).await;
-    let (setup, _host) = setup(endpoint).await;
-    let limited = collect(invoke(setup.clone(), scope("a"), prompt("hi"))).await;
-    assert!(
-        matches!(limited, Some(Err(AgentEvent::Failed { retryable: true, ref code, .. })) if code.as_deref() == Some("rate_limited")),
-        "{limited:?}"
-    );
-    let refused = collect(invoke(setup.clone(), scope("b"), prompt("hi"))).await;
-    assert!(
-        matches!(refused, Some(Err(AgentEvent::Failed { retryable: false, ref code, .. })) if code.as_deref() == Some("model_refused")),
-        "{refused:?}"
-    );
+    let rig = setup(endpoint).await;
+    let limited = rig.collect("a", "hi").await.unwrap_err();
+    assert!(limited.retryable, "{limited:?}");
+    assert_eq!(limited.code.as_deref(), Some("rate_limited"));
+    let refused = rig.collect("b", "hi").await.unwrap_err();
+    assert!(!refused.retryable, "{refused:?}");
+    assert_eq!(refused.code.as_deref(), Some("model_refused"));
 }

@@ -43,9 +43,9 @@ pub mod server;
 pub mod transfers;
 
 pub use embedding::{
-    CallKind, Catalog, CatalogError, CreateError, DEFAULT_SNAPSHOT_IMAGES, DataError,
-    EnvironmentConfig, Episode, Host, HostConfig, HostError, MAX_SNAPSHOTS, Metrics, Route,
-    SeedError, ServedTool, SnapshotError,
+    AgentConfig, CallKind, Catalog, CatalogError, CreateError, DEFAULT_SNAPSHOT_IMAGES, DataError,
+    EnvironmentConfig, Episode, Host, HostConfig, HostError, InvokeError, MAX_SNAPSHOTS, Metrics,
+    Route, SeedError, ServedTool, SnapshotError,
 };
 pub use envhost_protocol as protocol;
 pub use envhost_runtime as runtime;

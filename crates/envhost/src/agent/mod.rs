@@ -2,9 +2,16 @@
 //! agent component. [`model`] is the chat model: an OpenAI-compatible Chat Completions endpoint,
 //! streamed (docs/agents.md#the-model); [`sessions`] keeps each session's history
 //! (docs/agents.md#sessions); [`turn`] runs one turn of an agent bound to an episode, its
-//! [`events`] streamed (docs/agents.md#turns).
+//! [`events`] streamed (docs/agents.md#turns) as [`AgentEvents`]. [`Host::invoke`](crate::Host::invoke)
+//! starts a turn in process.
 
 pub mod events;
+mod invocation;
 pub mod model;
 pub mod sessions;
+mod stream;
 pub mod turn;
+
+pub use events::AgentEvent;
+pub use invocation::{Image, Prompt, Scope};
+pub use stream::{AgentEvents, AgentFailure, Collected};

@@ -129,11 +129,20 @@ const QUOTED_BYTES: usize = 300;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An OpenAI-compatible Chat Completions endpoint.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ModelEndpoint {
     client: reqwest::Client,
     url: String,
     api_key: Option<String>,
+}
+
+impl std::fmt::Debug for ModelEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelEndpoint")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 impl ModelEndpoint {

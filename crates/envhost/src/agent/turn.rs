@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use super::events::AgentEvent;
 use super::model::{self, ChatRequest, ChatStream, ModelEndpoint};
 use super::sessions::Sessions;
+use super::stream::AgentEvents;
 use crate::Episode;
 
 /// Events a turn may have waiting for its reader before the guest waits in `emit`.
@@ -39,8 +40,9 @@ pub struct TurnSetup {
 
 /// Runs a turn of `scope`'s session with `prompt`; answers its events. A session with a turn
 /// running answers exactly `failed{code: "session_busy", retryable: true}`.
-pub fn invoke(setup: TurnSetup, scope: Scope, prompt: Prompt) -> mpsc::Receiver<AgentEvent> {
+pub fn invoke(setup: TurnSetup, scope: Scope, prompt: Prompt) -> AgentEvents {
     let (events, reader) = mpsc::channel(EVENT_BUFFER);
+    let reader = AgentEvents::new(reader);
     let Some(turn) = setup.sessions.begin(&scope.session) else {
         let _ = events.try_send(AgentEvent::failed(
             "session_busy",
@@ -362,21 +364,4 @@ impl Broker for HostBroker {
                 .map_err(|e| self.fail("session_unavailable", e.to_string()))
         })
     }
-}
-
-/// `collect`: a turn's text and terminal (docs/agents.md#collect): the text deltas joined, and
-/// `completed`'s data, or the `failed` terminal; none when the turn ended without a terminal.
-pub async fn collect(
-    mut events: mpsc::Receiver<AgentEvent>,
-) -> Option<Result<(String, Option<Value>), AgentEvent>> {
-    let mut text = String::new();
-    while let Some(event) = events.recv().await {
-        match event {
-            AgentEvent::Text(delta) => text.push_str(&delta),
-            AgentEvent::Completed { data } => return Some(Ok((text, data))),
-            failed @ AgentEvent::Failed { .. } => return Some(Err(failed)),
-            _ => {}
-        }
-    }
-    None
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use envhost_runtime::Limits;
 
+use crate::agent::model::ModelEndpoint;
 use crate::transfers::TransferConfig;
 
 /// One environment to load.
@@ -36,8 +37,43 @@ impl EnvironmentConfig {
     }
 }
 
-/// What a host serves.
+/// One agent to load (docs/agents.md#serving): a component of the `agentenv:agent` world,
+/// bound to one of the host's environments.
 #[derive(Clone, Debug, PartialEq)]
+pub struct AgentConfig {
+    /// Its name in the host: turns are started by it ([`Host::invoke`](crate::Host::invoke),
+    /// `POST /agents/{name}/invoke`).
+    pub name: String,
+    /// The component file.
+    pub component: PathBuf,
+    /// The environment whose episodes its tool calls act on.
+    pub environment: String,
+    /// The model's name at the endpoint.
+    pub model: String,
+    /// Each turn's limits (its instance's memory and CPU deadline).
+    pub limits: Limits,
+}
+
+impl AgentConfig {
+    /// `component` loaded as `name`, bound to `environment`, asking the endpoint for the model
+    /// `"default"`, with default limits.
+    pub fn new(
+        name: impl Into<String>,
+        component: impl Into<PathBuf>,
+        environment: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            component: component.into(),
+            environment: environment.into(),
+            model: "default".into(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// What a host serves.
+#[derive(Clone, Debug)]
 pub struct HostConfig {
     /// The environments, the first being the default.
     pub environments: Vec<EnvironmentConfig>,
@@ -56,11 +92,19 @@ pub struct HostConfig {
     /// restored loses its image first); 0 makes every restore replay its journal. An image
     /// holds the compiled component and the instance's memory, a few MiB for small guests.
     pub snapshot_images: usize,
+    /// The agents, bound to these environments.
+    pub agents: Vec<AgentConfig>,
+    /// The agents' model endpoint; without one every model call of a turn fails
+    /// `invalid-request`.
+    pub model: Option<ModelEndpoint>,
+    /// Where sessions' histories are kept, a JSON Lines file each (docs/agents.md#sessions);
+    /// in memory when `None`.
+    pub sessions_dir: Option<PathBuf>,
 }
 
 impl HostConfig {
     /// `environments` with room for 1,000 episodes, pooled, default transfers, guests on the
-    /// caller's runtime.
+    /// caller's runtime, no agents.
     pub fn new(environments: Vec<EnvironmentConfig>) -> Self {
         Self {
             environments,
@@ -69,6 +113,9 @@ impl HostConfig {
             transfers: TransferConfig::default(),
             guest_threads: None,
             snapshot_images: DEFAULT_SNAPSHOT_IMAGES,
+            agents: Vec::new(),
+            model: None,
+            sessions_dir: None,
         }
     }
 }

@@ -8,6 +8,7 @@ use envhost_runtime::{
     CallError, Environment, GuestThreads, LoadError, Runner, Runtime, RuntimeConfig,
 };
 
+use super::agents::Agents;
 use super::catalog::{Catalog, CatalogError};
 use super::config::HostConfig;
 use super::episode::{DataError, Episode};
@@ -49,6 +50,17 @@ pub enum HostError {
     /// The HTTP client for `data/add` could not be built.
     #[error("{0}")]
     Transfers(String),
+    /// An agent could not be loaded or bound.
+    #[error("agent {name}: {why}")]
+    Agent {
+        /// The agent.
+        name: String,
+        /// Why.
+        why: String,
+    },
+    /// The sessions' directory could not be made.
+    #[error("the sessions directory: {0}")]
+    Sessions(String),
 }
 
 /// Why an episode could not be created.
@@ -109,6 +121,7 @@ pub struct Host {
     pub(super) snapshots: Snapshots,
     pub(super) images: Images,
     pub(super) epoch: Instant,
+    pub(super) agents: Agents,
 }
 
 impl Host {
@@ -168,6 +181,8 @@ impl Host {
         } else {
             0
         };
+        let names: Vec<&str> = environments.iter().map(|e| e.name.as_str()).collect();
+        let agents = Agents::load(&runtime, &config, &names).await?;
         let resolver = Resolver::new(&config.transfers).map_err(HostError::Transfers)?;
         let threads = match config.guest_threads {
             Some(n) => GuestThreads::dedicated(n)
@@ -184,6 +199,7 @@ impl Host {
             snapshots: Snapshots::default(),
             images: Images::new(config.snapshot_images),
             epoch: Instant::now(),
+            agents,
         })
     }
 

@@ -9,6 +9,7 @@
 //! mid-call. Call from any task, or from `Runtime::block_on`. Idle episodes are evicted only
 //! when [`Host::evict_idle`] runs (the HTTP server runs it every second).
 
+mod agents;
 mod catalog;
 mod config;
 mod episode;
@@ -18,8 +19,9 @@ mod registry;
 mod snapshot_store;
 mod snapshots;
 
+pub use agents::InvokeError;
 pub use catalog::{Catalog, CatalogError, Route, ServedTool};
-pub use config::{DEFAULT_SNAPSHOT_IMAGES, EnvironmentConfig, HostConfig};
+pub use config::{AgentConfig, DEFAULT_SNAPSHOT_IMAGES, EnvironmentConfig, HostConfig};
 pub use episode::{DataError, Episode};
 pub use host::{CreateError, Host, HostError, SeedError};
 pub use metrics::{CallKind, Metrics};

@@ -7,7 +7,6 @@
 //! With `Accept: application/json` it is the buffered `collect`: `{"text", "data"}`, or
 //! `{"failed": {"details", "retryable", "code"}}`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,41 +20,21 @@ use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
 
 use envhost_protocol::error::CodedError;
-use envhost_runtime::agent::Agent;
-use envhost_runtime::agent::bindings::agentenv::agent::types::{ImageRef, Prompt, Scope};
 
 use super::reply;
-use crate::agent::events::AgentEvent;
-use crate::agent::model::ModelEndpoint;
-use crate::agent::sessions::Sessions;
-use crate::agent::turn::{self, TurnSetup};
-use crate::embedding::{Episode, Host};
+use crate::agent::{AgentEvents, Image, Prompt, Scope};
+use crate::embedding::{Episode, Host, InvokeError};
 
 /// The largest invoke body, in bytes.
 pub const MAX_INVOKE_BYTES: usize = 1 << 20;
 
-/// One served agent: its component, the environment it is bound to, its model's name.
-pub struct ServedAgent {
-    /// The agent.
-    pub agent: Arc<Agent>,
-    /// The environment whose episodes it acts on.
-    pub environment: String,
-    /// The model's name at the endpoint.
-    pub model_name: String,
-}
-
-/// The agents a server serves and what their turns share.
+/// What the agents' route serves: the host's agents ([`Host::invoke`]) over its episodes.
 pub struct Agents {
-    /// By name.
-    pub agents: HashMap<String, ServedAgent>,
-    /// The host whose episodes they act on.
+    /// The host whose agents and episodes these are.
     pub host: Arc<Host>,
-    /// The root episode (of the first environment), acted on when a request names none.
+    /// The root episode, acted on when a request names none and the agent is bound to its
+    /// environment.
     pub root: Arc<Episode>,
-    /// The sessions' histories.
-    pub sessions: Arc<Sessions>,
-    /// The model endpoint, when one is configured.
-    pub model: Option<ModelEndpoint>,
     /// How often a quiet stream gets `: ping`.
     pub heartbeat: Duration,
 }
@@ -79,7 +58,6 @@ fn refused(status: StatusCode, code: &str, message: impl Into<String>) -> Respon
 struct Invoke {
     scope: Scope,
     prompt: Prompt,
-    episode: Option<String>,
 }
 
 fn parse(body: &[u8]) -> Result<Invoke, String> {
@@ -110,7 +88,7 @@ fn parse(body: &[u8]) -> Result<Invoke, String> {
         ) else {
             return Err("each image is {\"mimeType\", \"data\"} (base64)".into());
         };
-        images.push(ImageRef {
+        images.push(Image {
             mime_type: mime_type.into(),
             data: data.into(),
         });
@@ -131,9 +109,9 @@ fn parse(body: &[u8]) -> Result<Invoke, String> {
             session,
             parent_session: text_field("parentSession")?,
             branch_hints,
+            episode: text_field("episode")?,
         },
         prompt: Prompt { text, images },
-        episode: text_field("episode")?,
     })
 }
 
@@ -153,13 +131,14 @@ async fn invoke(
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    let Some(served) = agents.agents.get(&name) else {
+    let Some(environment) = agents.host.agent_environment(&name) else {
         return refused(
             StatusCode::NOT_FOUND,
             "agent_not_found",
             format!("no agent {name:?}"),
         );
     };
+    let root = (agents.root.catalog().name == environment).then(|| agents.root.id().to_owned());
     let headers = request.headers().clone();
     let is_json = headers
         .get(header::CONTENT_TYPE)
@@ -183,38 +162,23 @@ async fn invoke(
             );
         }
     };
-    let request = match parse(&body) {
+    let mut request = match parse(&body) {
         Ok(request) => request,
         Err(message) => return refused(StatusCode::BAD_REQUEST, "invalid_params", message),
     };
-    let episode = match &request.episode {
-        Some(id) => match agents.host.episode(id) {
-            Some(episode) if episode.catalog().name == served.environment => episode,
-            _ => {
-                return refused(
-                    StatusCode::NOT_FOUND,
-                    "episode_not_found",
-                    format!("no episode {id} of {}", served.environment),
-                );
-            }
-        },
-        None if agents.root.catalog().name == served.environment => agents.root.clone(),
-        None => {
-            return refused(
-                StatusCode::BAD_REQUEST,
-                "invalid_params",
-                format!("name an episode of {}", served.environment),
-            );
+    if request.scope.episode.is_none() {
+        request.scope.episode = root;
+    }
+    let events = match agents.host.invoke(&name, request.scope, request.prompt) {
+        Ok(events) => events,
+        Err(e) => {
+            let status = match e {
+                InvokeError::NoEpisode(_) => StatusCode::BAD_REQUEST,
+                _ => StatusCode::NOT_FOUND,
+            };
+            return refused(status, e.code(), e.to_string());
         }
     };
-    let setup = TurnSetup {
-        agent: served.agent.clone(),
-        episode,
-        sessions: agents.sessions.clone(),
-        model: agents.model.clone(),
-        model_name: served.model_name.clone(),
-    };
-    let events = turn::invoke(setup, request.scope, request.prompt);
     let buffered = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -225,22 +189,17 @@ async fn invoke(
     stream(events, agents.heartbeat)
 }
 
-async fn collected(events: tokio::sync::mpsc::Receiver<AgentEvent>) -> Response {
-    let answer = match turn::collect(events).await {
-        Some(Ok((text, data))) => json!({"text": text, "data": data}),
-        Some(Err(AgentEvent::Failed {
-            details,
-            retryable,
-            code,
-        })) => json!({"failed": {"details": details, "retryable": retryable, "code": code}}),
-        _ => {
-            json!({"failed": {"details": "the turn ended without a terminal", "retryable": true, "code": null}})
+async fn collected(events: AgentEvents) -> Response {
+    let answer = match events.collect().await {
+        Ok(c) => json!({"text": c.text, "data": c.data}),
+        Err(f) => {
+            json!({"failed": {"details": f.details, "retryable": f.retryable, "code": f.code}})
         }
     };
     reply::json(StatusCode::OK, &answer)
 }
 
-fn stream(events: tokio::sync::mpsc::Receiver<AgentEvent>, heartbeat: Duration) -> Response {
+fn stream(events: AgentEvents, heartbeat: Duration) -> Response {
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let frames = futures::stream::unfold((events, ticks), |(mut events, mut ticks)| async move {

@@ -2,7 +2,7 @@
 //! the first environment, with the model endpoint and the session store the options name
 //! (docs/agents.md#serving).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,11 +10,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::Router;
 use envhost::agent::model::ModelEndpoint;
-use envhost::agent::sessions::Sessions;
-use envhost::runtime::Limits;
-use envhost::runtime::agent::Agent;
-use envhost::server::agents::{self, Agents, ServedAgent};
-use envhost::{Episode, Host};
+use envhost::server::agents::{self, Agents};
+use envhost::{AgentConfig, Episode, Host, HostConfig};
 
 use crate::config::FileAgent;
 
@@ -30,82 +27,59 @@ pub struct AgentOptions {
     pub model: String,
     /// Where session histories are kept; in memory when none.
     pub sessions_dir: Option<PathBuf>,
-    /// Seconds between a quiet stream's pings.
-    pub heartbeat_s: u64,
 }
 
-/// The routes of the agents `options` name (the command line's bound to `root`'s environment);
-/// none without agents.
+/// Adds the agents `options` name to `config` (the command line's bound to its first
+/// environment), with the model endpoint and the sessions' directory.
 ///
 /// # Errors
-/// An agent that is not `NAME=PATH`, cannot be read, is not an agent or names an environment
-/// the host does not serve; a session directory that cannot be made.
-pub async fn router(
-    options: AgentOptions,
-    host: Arc<Host>,
-    root: Arc<Episode>,
-) -> anyhow::Result<Option<Router>> {
+/// An agent that is not `NAME=PATH`; a model endpoint whose client cannot be made.
+pub fn configure(options: AgentOptions, config: &mut HostConfig) -> anyhow::Result<()> {
     if options.agents.is_empty() && options.tables.is_empty() {
-        return Ok(None);
+        return Ok(());
     }
-    let first = root.catalog().name.clone();
-    let mut wanted: Vec<(String, PathBuf, String, String)> = Vec::new();
+    let first = config
+        .environments
+        .first()
+        .map(|e| e.name.clone())
+        .unwrap_or_default();
     for spec in &options.agents {
         let (name, path) = spec
             .split_once('=')
             .filter(|(name, _)| !name.is_empty())
             .with_context(|| format!("an agent is NAME=PATH.wasm, got {spec:?}"))?;
-        wanted.push((
-            name.into(),
-            path.into(),
-            first.clone(),
-            options.model.clone(),
-        ));
+        let mut agent = AgentConfig::new(name, path, first.clone());
+        agent.model.clone_from(&options.model);
+        config.agents.push(agent);
     }
-    for (name, table) in &options.tables {
-        let environment = table.environment.clone().unwrap_or_else(|| first.clone());
-        anyhow::ensure!(
-            host.environments().iter().any(|e| e.name == environment),
-            "the agent {name} is bound to {environment:?}, which this host does not serve"
-        );
-        let model = table.model.clone().unwrap_or_else(|| options.model.clone());
-        wanted.push((name.clone(), table.component.clone(), environment, model));
+    for (name, table) in options.tables {
+        let environment = table.environment.unwrap_or_else(|| first.clone());
+        let mut agent = AgentConfig::new(name, table.component, environment);
+        agent.model = table.model.unwrap_or_else(|| options.model.clone());
+        config.agents.push(agent);
     }
-    let mut served = HashMap::new();
-    for (name, path, environment, model_name) in wanted {
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let agent = Agent::from_bytes(host.runtime(), bytes, Limits::default())
-            .await
-            .with_context(|| format!("loading the agent {name} from {}", path.display()))?;
-        let agent = ServedAgent {
-            agent: Arc::new(agent),
-            environment,
-            model_name,
-        };
-        anyhow::ensure!(
-            served.insert(name.clone(), agent).is_none(),
-            "two agents are named {name}"
-        );
-    }
-    let sessions = match &options.sessions_dir {
-        Some(dir) => Sessions::in_dir(dir).context("the sessions directory")?,
-        None => Sessions::in_memory(),
-    };
-    let model = ModelEndpoint::from_env(options.model_url.clone())
+    config.model = ModelEndpoint::from_env(options.model_url)
         .map_err(|e| anyhow::anyhow!("the model endpoint: {e}"))?;
-    if model.is_none() {
+    if config.model.is_none() {
         tracing::warn!(
             "no model endpoint (--model-url, OPENAI_BASE_URL or LITELLM_BASE_URL): every model call of an agent fails"
         );
     }
-    let names: Vec<&String> = served.keys().collect();
+    config.sessions_dir = options.sessions_dir;
+    Ok(())
+}
+
+/// The route of `host`'s agents, a quiet stream pinged every `heartbeat_s` seconds; none
+/// without agents.
+pub fn router(host: Arc<Host>, root: Arc<Episode>, heartbeat_s: u64) -> Option<Router> {
+    let names = host.agent_names();
+    if names.is_empty() {
+        return None;
+    }
     tracing::info!(agents = ?names, "serving agents at /agents/NAME/invoke");
-    Ok(Some(agents::router(Agents {
-        agents: served,
+    Some(agents::router(Agents {
         host,
         root,
-        sessions,
-        model,
-        heartbeat: Duration::from_secs(options.heartbeat_s.max(1)),
-    })))
+        heartbeat: Duration::from_secs(heartbeat_s.max(1)),
+    }))
 }

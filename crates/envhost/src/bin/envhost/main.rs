@@ -232,10 +232,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         )
         .await;
     }
-    let host = Arc::new(Host::new(host_config(&args)?).await?);
-    let (mut router, state) = server::app(host.clone(), args.max_body_bytes)
-        .await
-        .context("starting the server")?;
+    let mut config = host_config(&args)?;
     let tables = args
         .config
         .as_deref()
@@ -249,9 +246,13 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         model_url: args.model_url.clone(),
         model: args.model.clone(),
         sessions_dir: args.sessions_dir.clone(),
-        heartbeat_s: args.agent_heartbeat_s,
     };
-    if let Some(agents) = agents::router(options, host.clone(), state.root.clone()).await? {
+    agents::configure(options, &mut config)?;
+    let host = Arc::new(Host::new(config).await?);
+    let (mut router, state) = server::app(host.clone(), args.max_body_bytes)
+        .await
+        .context("starting the server")?;
+    if let Some(agents) = agents::router(host.clone(), state.root.clone(), args.agent_heartbeat_s) {
         router = router.merge(agents);
     }
     memory::release_free_heap();

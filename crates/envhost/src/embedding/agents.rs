@@ -1,0 +1,167 @@
+//! A host's agents (docs/agents.md#in-process): loaded with the host, each bound to one of its
+//! environments, their turns started by [`Host::invoke`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use envhost_runtime::Runtime;
+use envhost_runtime::agent::Agent;
+
+use super::config::HostConfig;
+use super::host::{Host, HostError};
+use crate::agent::model::ModelEndpoint;
+use crate::agent::sessions::Sessions;
+use crate::agent::turn::{self, TurnSetup};
+use crate::agent::{AgentEvents, Prompt, Scope};
+
+/// One loaded agent.
+pub(super) struct Bound {
+    agent: Arc<Agent>,
+    environment: String,
+    model: String,
+}
+
+/// The agents of a host and what their turns share.
+pub(super) struct Agents {
+    by_name: HashMap<String, Bound>,
+    sessions: Arc<Sessions>,
+    model: Option<ModelEndpoint>,
+}
+
+/// Why a turn could not start ([`Host::invoke`]). Over HTTP: 404 `agent_not_found`, 404
+/// `episode_not_found`, 400 `invalid_params`.
+#[derive(Debug, thiserror::Error)]
+pub enum InvokeError {
+    /// No agent has that name.
+    #[error("no agent {0:?}")]
+    UnknownAgent(String),
+    /// The scope names no episode.
+    #[error("name an episode of {0} in the scope")]
+    NoEpisode(String),
+    /// The scope's episode is not a live episode of the agent's environment.
+    #[error("no episode {episode} of {environment}")]
+    EpisodeNotFound {
+        /// The episode named.
+        episode: String,
+        /// The agent's environment.
+        environment: String,
+    },
+}
+
+impl InvokeError {
+    /// Its code over HTTP.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownAgent(_) => "agent_not_found",
+            Self::NoEpisode(_) => "invalid_params",
+            Self::EpisodeNotFound { .. } => "episode_not_found",
+        }
+    }
+}
+
+impl Agents {
+    /// Loads `config`'s agents with `runtime`, checking that each environment is among
+    /// `environments`.
+    pub(super) async fn load(
+        runtime: &Runtime,
+        config: &HostConfig,
+        environments: &[&str],
+    ) -> Result<Self, HostError> {
+        let mut by_name = HashMap::new();
+        for agent in &config.agents {
+            let failed = |why: String| HostError::Agent {
+                name: agent.name.clone(),
+                why,
+            };
+            if !environments.contains(&agent.environment.as_str()) {
+                return Err(failed(format!(
+                    "bound to {:?}, which this host does not serve",
+                    agent.environment
+                )));
+            }
+            if by_name.contains_key(&agent.name) {
+                return Err(failed("two agents have this name".into()));
+            }
+            let bytes = std::fs::read(&agent.component)
+                .map_err(|e| failed(format!("reading {}: {e}", agent.component.display())))?;
+            let loaded = Agent::from_bytes(runtime, bytes, agent.limits)
+                .await
+                .map_err(|e| failed(format!("{}: {e}", agent.component.display())))?;
+            tracing::info!(agent = %agent.name, environment = %agent.environment, "loaded");
+            by_name.insert(
+                agent.name.clone(),
+                Bound {
+                    agent: Arc::new(loaded),
+                    environment: agent.environment.clone(),
+                    model: agent.model.clone(),
+                },
+            );
+        }
+        let sessions = match &config.sessions_dir {
+            Some(dir) => Sessions::in_dir(dir).map_err(|e| HostError::Sessions(e.to_string()))?,
+            None => Sessions::in_memory(),
+        };
+        Ok(Self {
+            by_name,
+            sessions,
+            model: config.model.clone(),
+        })
+    }
+}
+
+impl Host {
+    /// The agents' names, sorted.
+    pub fn agent_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.agents.by_name.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// The environment the agent `name` is bound to.
+    pub fn agent_environment(&self, name: &str) -> Option<&str> {
+        self.agents
+            .by_name
+            .get(name)
+            .map(|b| b.environment.as_str())
+    }
+
+    /// Starts a turn of the agent `agent` in `scope`'s session, acting on `scope.episode`
+    /// (docs/agents.md#turns). The turn runs on its own task; its events arrive in order and
+    /// end with exactly one terminal. A session with a turn running answers exactly
+    /// `failed{code: "session_busy", retryable: true}`. Dropping the events cancels the turn.
+    /// Call from within a tokio runtime.
+    ///
+    /// # Errors
+    /// [`InvokeError`] when the agent or the episode does not exist; nothing is started.
+    pub fn invoke(
+        &self,
+        agent: &str,
+        scope: Scope,
+        prompt: Prompt,
+    ) -> Result<AgentEvents, InvokeError> {
+        let bound = self
+            .agents
+            .by_name
+            .get(agent)
+            .ok_or_else(|| InvokeError::UnknownAgent(agent.to_owned()))?;
+        let id = scope
+            .episode
+            .as_deref()
+            .ok_or_else(|| InvokeError::NoEpisode(bound.environment.clone()))?;
+        let episode = self
+            .episode(id)
+            .filter(|e| e.catalog().name == bound.environment)
+            .ok_or_else(|| InvokeError::EpisodeNotFound {
+                episode: id.to_owned(),
+                environment: bound.environment.clone(),
+            })?;
+        let setup = TurnSetup {
+            agent: bound.agent.clone(),
+            episode,
+            sessions: self.agents.sessions.clone(),
+            model: self.agents.model.clone(),
+            model_name: bound.model.clone(),
+        };
+        Ok(turn::invoke(setup, scope.to_wit(), prompt.into_wit()))
+    }
+}
