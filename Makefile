@@ -7,7 +7,8 @@
 #   make setup-serve, make setup-test, make setup-lint: only the installing
 #   make guests      every example component: Rust (guests/), Python, JavaScript and C
 #   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm
-#   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm
+#   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm,
+#                    tool-agent-js.wasm
 #   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
 
 VENV ?= .venv
@@ -18,6 +19,9 @@ ENVHOST := target/release/envhost
 PY_BUILD_VENV ?= target/py-build-venv
 PY_SDK := sdk-guest/python
 PY_GUEST_DEPS := $(wildcard $(PY_SDK)/envhost_sdk/*.py) $(wildcard wit/environment/*.wit) $(PY_BUILD_VENV)/.installed
+# The JavaScript guests (guests/NAME), and the SDK every one is built from.
+JS_GUESTS := slack-js tool-agent-js
+JS_SDK := sdk-guest/js/package.json $(wildcard sdk-guest/js/*.js sdk-guest/js/src/*.js sdk-guest/js/src/agent/*.js)
 
 # C guests: Debian's clang and wasi-libc (apt: clang-19 lld-19 libclang-rt-19-dev-wasm32
 # wasi-libc) compile to a wasm32-wasi core module; envhost-build-c (tools/build-c) generates the
@@ -62,11 +66,17 @@ $(COMPONENTS)/slack-py.wasm: guests/slack-py/app.py $(PY_GUEST_DEPS)
 	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
 		-p guests/slack-py -p $(PY_SDK) -o $@
 
-# npm ci installs exactly package-lock.json (the SDK from sdk-guest/js, componentize-qjs from npm).
-guests-js:
-	cd guests/slack-js && npm ci --no-audit --no-fund --loglevel=error
+guests-js: $(JS_GUESTS:%=$(COMPONENTS)/%.wasm)
+
+# A JavaScript guest, guests/NAME: npm ci installs exactly its package-lock.json (the SDK from
+# sdk-guest/js, componentize-qjs from npm), then its `build` script makes the component; again
+# only when its sources, the SDK or its WIT world changed.
+$(COMPONENTS)/slack-js.wasm: $(wildcard guests/slack-js/src/*.js) $(wildcard wit/environment/*.wit)
+$(COMPONENTS)/tool-agent-js.wasm: $(wildcard guests/tool-agent-js/src/*.js) $(wildcard wit/agent/*.wit)
+$(JS_GUESTS:%=$(COMPONENTS)/%.wasm): $(COMPONENTS)/%.wasm: guests/%/package.json guests/%/package-lock.json $(JS_SDK)
+	cd guests/$* && npm ci --no-audit --no-fund --loglevel=error
 	mkdir -p $(COMPONENTS)
-	cd guests/slack-js && npm run --silent build
+	cd guests/$* && npm run --silent build
 
 guests-c:
 	cargo build --release -p envhost-build-c

@@ -23,7 +23,8 @@
 //! }
 //! ```
 //!
-//! A computer driver is written the same way, under [`computer_driver`]: see [`computer`].
+//! A computer driver is written the same way, under [`computer_driver`]: see [`computer`]. An
+//! agent is one function under [`agent::agent`]: see [`agent`].
 //!
 //! What the host does for every environment, so that the guest never has to: resolving
 //! `{environment_name}` in tool names, validating tool arguments against their schemas, role and
@@ -32,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod computer;
 mod context;
 mod error;

@@ -1,4 +1,4 @@
-//! The `#[environment]` and `#[computer_driver]` attributes of `envhost-sdk`.
+//! The `#[environment]`, `#[computer_driver]` and `#[agent]` attributes of `envhost-sdk`.
 //!
 //! `#[environment]` reads one `impl` block: `#[tool]`, `#[extension]`, `#[reset]`, `#[add_data]`
 //! and `#[get_data]` methods, and `#[arg(description = "...")]` on tool and extension
@@ -7,11 +7,14 @@
 //!
 //! `#[computer_driver]` reads one `impl` block whose methods are marked with the operations
 //! they perform, and adds implementations of `envhost_sdk::computer::Driver` and of the groups'
-//! traits, the bindings of the world that exports exactly those groups, and the export. See
-//! `envhost-sdk` for the whole story.
+//! traits, the bindings of the world that exports exactly those groups, and the export.
+//!
+//! `#[agent]` reads one function, the agent's turn, and adds the export of the `agent` world's
+//! `handler` calling it. See `envhost-sdk` for the whole story.
 
 #![warn(missing_docs)]
 
+mod agent;
 mod computer;
 mod expand;
 mod model;
@@ -86,4 +89,18 @@ pub fn computer_driver(attr: TokenStream, item: TokenStream) -> TokenStream {
             quote::quote!(#block #error).into()
         }
     }
+}
+
+/// Makes a function the agent's turn and exports it as the component's `handler.invoke`.
+///
+/// The function is `fn invoke(scope: Scope, prompt: Prompt, cx: &mut AgentContext) ->
+/// Result<Completion, Failure>` (any names; the types are `envhost_sdk::agent`'s). The host
+/// calls it once per turn, in a fresh instance. The attribute takes no arguments.
+///
+/// An async or generic function, a method, another number of parameters, a context not taken
+/// by `&mut`, or no return type is a compile error quoting the signature expected; parameter or
+/// return types of another kind are a type error at the function's name.
+#[proc_macro_attribute]
+pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
+    agent::attribute(attr.into(), item.into()).into()
 }

@@ -12,7 +12,8 @@ use eventsource_stream::Eventsource as _;
 use futures::{Stream, StreamExt as _};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Who a message is from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,7 +194,11 @@ impl ModelEndpoint {
         request: &ChatRequest,
     ) -> Result<ChatStream, ModelError> {
         let body = request_body(model, request)?;
-        let mut post = self.client.post(&self.url).json(&body);
+        let mut post = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
         if let Some(key) = &self.api_key {
             post = post.bearer_auth(key);
         }
@@ -243,54 +248,110 @@ fn quote(text: &str) -> String {
     text[..end].trim().to_owned()
 }
 
-/// The Chat Completions body of `request`.
-fn request_body(model: &str, request: &ChatRequest) -> Result<Value, ModelError> {
-    let json = |text: &str, what: &str| {
-        serde_json::from_str::<Value>(text)
-            .map_err(|e| ModelError::InvalidRequest(format!("{what} is not JSON: {e}")))
-    };
-    let mut messages = Vec::with_capacity(request.messages.len());
-    for message in &request.messages {
-        let mut m = Map::new();
-        m.insert("role".into(), json!(message.role.as_str()));
-        if message.content.is_empty() && !message.tool_calls.is_empty() {
-            m.insert("content".into(), Value::Null);
-        } else {
-            m.insert("content".into(), json!(message.content));
-        }
-        if !message.tool_calls.is_empty() {
-            let calls: Vec<Value> = message
+/// A Chat Completions request body, borrowing from the [`ChatRequest`] it is made of.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    /// `null` for an assistant message made only of tool calls.
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a RawValue,
+}
+
+/// The Chat Completions body of `request`, as JSON bytes. The tools' schemas are checked to be
+/// JSON and copied as they are.
+fn request_body(model: &str, request: &ChatRequest) -> Result<Vec<u8>, ModelError> {
+    let messages = request
+        .messages
+        .iter()
+        .map(|m| WireMessage {
+            role: m.role.as_str(),
+            content: (!m.content.is_empty() || m.tool_calls.is_empty()).then_some(&*m.content),
+            tool_calls: m
                 .tool_calls
                 .iter()
-                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args}}))
-                .collect();
-            m.insert("tool_calls".into(), Value::Array(calls));
-        }
-        if let Some(id) = &message.tool_call_id {
-            m.insert("tool_call_id".into(), json!(id));
-        }
-        messages.push(Value::Object(m));
+                .map(|c| WireCall {
+                    id: &c.id,
+                    kind: "function",
+                    function: WireFunction {
+                        name: &c.name,
+                        arguments: &c.args,
+                    },
+                })
+                .collect(),
+            tool_call_id: m.tool_call_id.as_deref(),
+        })
+        .collect();
+    let mut tools = Vec::with_capacity(request.tools.len());
+    for tool in &request.tools {
+        let parameters: &RawValue = serde_json::from_str(&tool.input_schema).map_err(|e| {
+            ModelError::InvalidRequest(format!(
+                "the input schema of {} is not JSON: {e}",
+                tool.name
+            ))
+        })?;
+        tools.push(WireTool {
+            kind: "function",
+            function: WireToolFunction {
+                name: &tool.name,
+                description: &tool.description,
+                parameters,
+            },
+        });
     }
-    let mut body = json!({"model": model, "messages": messages, "stream": true});
-    if !request.tools.is_empty() {
-        let mut tools = Vec::with_capacity(request.tools.len());
-        for tool in &request.tools {
-            let schema = json(
-                &tool.input_schema,
-                &format!("the input schema of {}", tool.name),
-            )?;
-            tools.push(json!({"type": "function", "function": {
-                "name": tool.name, "description": tool.description, "parameters": schema}}));
-        }
-        body["tools"] = Value::Array(tools);
-    }
-    if let Some(max) = request.max_tokens {
-        body["max_tokens"] = json!(max);
-    }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    Ok(body)
+    let body = Body {
+        model,
+        messages,
+        stream: true,
+        tools,
+        max_tokens: request.max_tokens,
+        temperature: request.temperature,
+    };
+    serde_json::to_vec(&body)
+        .map_err(|e| ModelError::InvalidRequest(format!("the request body: {e}")))
 }
 
 type Events = Pin<
@@ -469,10 +530,10 @@ mod tests {
             max_tokens: Some(64),
             temperature: None,
         };
-        let body = request_body("m", &request).unwrap();
+        let body: Value = serde_json::from_slice(&request_body("m", &request).unwrap()).unwrap();
         assert_eq!(
             body,
-            json!({"model": "m", "stream": true, "max_tokens": 64, "messages": [
+            serde_json::json!({"model": "m", "stream": true, "max_tokens": 64, "messages": [
                 {"role": "user", "content": "hi"},
                 {"role": "assistant", "content": null, "tool_calls": [
                     {"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}}]},

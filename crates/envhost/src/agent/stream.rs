@@ -43,6 +43,13 @@ impl AgentEvents {
         Self { events }
     }
 
+    /// A turn that ended before it began, with `terminal`.
+    pub(crate) fn one(terminal: AgentEvent) -> Self {
+        let (sender, events) = mpsc::channel(1);
+        let _ = sender.try_send(terminal);
+        Self { events }
+    }
+
     /// The next event; `None` after the terminal, or when the turn ended without one.
     pub async fn recv(&mut self) -> Option<AgentEvent> {
         self.events.recv().await

@@ -12,7 +12,7 @@ use envhost_runtime::agent::bindings::agentenv::agent::types::{Progress, Prompt,
 use envhost_runtime::agent::broker::{BoxFuture, Completed};
 use envhost_runtime::agent::{Agent, Broker, Gone, ModelStream, TurnEnd};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 use super::events::AgentEvent;
 use super::model::{self, ChatRequest, ChatStream, ModelEndpoint};
@@ -38,19 +38,24 @@ pub struct TurnSetup {
     pub model_name: String,
 }
 
-/// Runs a turn of `scope`'s session with `prompt`; answers its events. A session with a turn
-/// running answers exactly `failed{code: "session_busy", retryable: true}`.
-pub fn invoke(setup: TurnSetup, scope: Scope, prompt: Prompt) -> AgentEvents {
-    let (events, reader) = mpsc::channel(EVENT_BUFFER);
-    let reader = AgentEvents::new(reader);
+/// Runs a turn of `scope`'s session with `prompt`, holding `permit` until it ends; answers its
+/// events. A session with a turn running answers exactly `failed{code: "session_busy",
+/// retryable: true}`.
+pub fn invoke(
+    setup: TurnSetup,
+    scope: Scope,
+    prompt: Prompt,
+    permit: Option<OwnedSemaphorePermit>,
+) -> AgentEvents {
     let Some(turn) = setup.sessions.begin(&scope.session) else {
-        let _ = events.try_send(AgentEvent::failed(
+        return AgentEvents::one(AgentEvent::failed(
             "session_busy",
             format!("the session {:?} has a turn running", scope.session),
             true,
         ));
-        return reader;
     };
+    let (events, reader) = mpsc::channel(EVENT_BUFFER);
+    let reader = AgentEvents::new(reader);
     tokio::spawn(async move {
         let stop = Arc::new(Mutex::new(None));
         let broker = HostBroker {
@@ -84,7 +89,7 @@ pub fn invoke(setup: TurnSetup, scope: Scope, prompt: Prompt) -> AgentEvents {
             (TurnEnd::CallerGone, None) => return,
         };
         let _ = events.send(terminal).await;
-        drop(turn);
+        drop((turn, permit));
     });
     reader
 }
@@ -101,8 +106,13 @@ struct HostBroker {
 }
 
 impl HostBroker {
+    /// Sends `event` to the turn's reader, then yields, so that a reader woken on this thread
+    /// (tokio runs a task woken by another after it, on the same worker) relays it before the
+    /// guest goes on computing.
     async fn send(&self, event: AgentEvent) -> Result<(), Gone> {
-        self.events.send(event).await.map_err(|_| Gone)
+        self.events.send(event).await.map_err(|_| Gone)?;
+        tokio::task::yield_now().await;
+        Ok(())
     }
 
     /// Stops the turn with the `failed` terminal `code`: the guest is trapped at this import.
@@ -288,8 +298,7 @@ impl Broker for HostBroker {
                 .map(|t| wit::ToolSpec {
                     name: t.tool.name.clone(),
                     description: t.tool.description.clone().unwrap_or_default(),
-                    input_schema: serde_json::to_string(&t.tool.input_schema)
-                        .unwrap_or_else(|_| "{}".into()),
+                    input_schema: t.schema_json.clone(),
                 })
                 .collect())
         })

@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use envhost_runtime::Runtime;
 use envhost_runtime::agent::Agent;
+use tokio::sync::Semaphore;
 
 use super::config::HostConfig;
 use super::host::{Host, HostError};
 use crate::agent::model::ModelEndpoint;
 use crate::agent::sessions::Sessions;
 use crate::agent::turn::{self, TurnSetup};
-use crate::agent::{AgentEvents, Prompt, Scope};
+use crate::agent::{AgentEvent, AgentEvents, Prompt, Scope};
 
 /// One loaded agent.
 pub(super) struct Bound {
@@ -26,6 +27,9 @@ pub(super) struct Agents {
     by_name: HashMap<String, Bound>,
     sessions: Arc<Sessions>,
     model: Option<ModelEndpoint>,
+    /// A permit per turn running, [`HostConfig::max_turns`] in all.
+    turns: Arc<Semaphore>,
+    max_turns: usize,
 }
 
 /// Why a turn could not start ([`Host::invoke`]). Over HTTP: 404 `agent_not_found`, 404
@@ -105,6 +109,8 @@ impl Agents {
             by_name,
             sessions,
             model: config.model.clone(),
+            turns: Arc::new(Semaphore::new(config.max_turns)),
+            max_turns: config.max_turns,
         })
     }
 }
@@ -128,7 +134,9 @@ impl Host {
     /// Starts a turn of the agent `agent` in `scope`'s session, acting on `scope.episode`
     /// (docs/agents.md#turns). The turn runs on its own task; its events arrive in order and
     /// end with exactly one terminal. A session with a turn running answers exactly
-    /// `failed{code: "session_busy", retryable: true}`. Dropping the events cancels the turn.
+    /// `failed{code: "session_busy", retryable: true}`, a host running
+    /// [`HostConfig::max_turns`] turns `failed{code: "host_busy", retryable: true}`. Dropping
+    /// the events cancels the turn.
     /// Call from within a tokio runtime.
     ///
     /// # Errors
@@ -155,6 +163,16 @@ impl Host {
                 episode: id.to_owned(),
                 environment: bound.environment.clone(),
             })?;
+        let Ok(permit) = self.agents.turns.clone().try_acquire_owned() else {
+            return Ok(AgentEvents::one(AgentEvent::failed(
+                "host_busy",
+                format!(
+                    "the host runs its maximum of {} turns; try again",
+                    self.agents.max_turns
+                ),
+                true,
+            )));
+        };
         let setup = TurnSetup {
             agent: bound.agent.clone(),
             episode,
@@ -162,6 +180,11 @@ impl Host {
             model: self.agents.model.clone(),
             model_name: bound.model.clone(),
         };
-        Ok(turn::invoke(setup, scope.to_wit(), prompt.into_wit()))
+        Ok(turn::invoke(
+            setup,
+            scope.to_wit(),
+            prompt.into_wit(),
+            Some(permit),
+        ))
     }
 }

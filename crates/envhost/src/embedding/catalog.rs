@@ -20,6 +20,8 @@ pub struct ServedTool {
     pub tool: Tool,
     /// Validates a call's arguments against the input schema.
     pub validator: jsonschema::Validator,
+    /// The input schema as JSON text, as an agent's model is given it.
+    pub schema_json: String,
 }
 
 /// An extension method as routed.
@@ -84,6 +86,8 @@ impl Catalog {
                 Ok(ServedTool {
                     tool: tool.clone(),
                     validator,
+                    schema_json: serde_json::to_string(&tool.input_schema)
+                        .unwrap_or_else(|_| "{}".into()),
                 })
             })
             .collect::<Result<Vec<_>, CatalogError>>()?;

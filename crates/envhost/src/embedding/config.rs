@@ -94,6 +94,10 @@ pub struct HostConfig {
     pub snapshot_images: usize,
     /// The agents, bound to these environments.
     pub agents: Vec<AgentConfig>,
+    /// The most agent turns running at once (each holds an instance; the pool holds this many
+    /// more when there are agents); a turn beyond it answers `failed{code: "host_busy",
+    /// retryable: true}`.
+    pub max_turns: usize,
     /// The agents' model endpoint; without one every model call of a turn fails
     /// `invalid-request`.
     pub model: Option<ModelEndpoint>,
@@ -114,6 +118,7 @@ impl HostConfig {
             guest_threads: None,
             snapshot_images: DEFAULT_SNAPSHOT_IMAGES,
             agents: Vec::new(),
+            max_turns: 1_000,
             model: None,
             sessions_dir: None,
         }

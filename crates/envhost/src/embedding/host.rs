@@ -140,9 +140,14 @@ impl Host {
             .map(|e| e.limits.memory_bytes)
             .max()
             .unwrap_or_default();
-        let pooled_instances = config
-            .pooling
-            .then(|| u32::try_from(config.max_episodes).unwrap_or(u32::MAX));
+        let pooled_instances = config.pooling.then(|| {
+            let turns = if config.agents.is_empty() {
+                0
+            } else {
+                config.max_turns
+            };
+            u32::try_from(config.max_episodes.saturating_add(turns)).unwrap_or(u32::MAX)
+        });
         let runtime = Runtime::with_config(&RuntimeConfig {
             pooled_instances,
             max_memory_bytes,
