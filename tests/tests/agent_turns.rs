@@ -1,12 +1,12 @@
 //! Turns of `guests/tool-agent` bound to a slack episode, through the host's broker, with a
 //! Chat Completions server on loopback as the model (a queue of scripted answers): the events
 //! of a turn with a tool call, the episode changed by the call, the session carried to the next
-//! turn, `session_busy`, and a model error as the `failed` terminal.
+//! turn. The Agent Handler contract itself is checked by `agent_spec`.
 
 use std::sync::Arc;
 
 use envhost::agent::model::ModelEndpoint;
-use envhost::agent::{AgentEvents, AgentFailure, Collected, Prompt, Scope};
+use envhost::agent::{AgentEvents, Prompt, Scope};
 use envhost::protocol::Part;
 use envhost::{AgentConfig, EnvironmentConfig, Episode, Host, HostConfig};
 use envhost_tests::guest;
@@ -46,10 +46,6 @@ impl Rig {
     fn invoke(&self, session: &str, text: &str) -> AgentEvents {
         let scope = Scope::new(session, self.episode.id());
         self.host.invoke("tool", scope, Prompt::text(text)).unwrap()
-    }
-
-    async fn collect(&self, session: &str, text: &str) -> Result<Collected, AgentFailure> {
-        self.invoke(session, text).collect().await
     }
 }
 
@@ -110,52 +106,4 @@ async fn a_turn_calls_an_episode_tool_between_tool_events_and_completes() {
             .iter()
             .any(|t| t["function"]["name"] == "slack_send_message")
     );
-}
-
-#[tokio::test]
-async fn a_second_turn_on_a_busy_session_fails_at_once_and_another_session_runs() {
-    let (endpoint, _model) = model(vec![
-        Answer::Hang,
-        Answer::Stream(vec![json!({"content": "Other."})]),
-    ])
-    .await;
-    let rig = setup(endpoint).await;
-    let first = rig.invoke("busy", "wait");
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let second = events(&rig, "busy", "me too").await;
-    assert_eq!(
-        second,
-        [
-            json!({"type": "failed", "details": "the session \"busy\" has a turn running",
-            "retryable": true, "code": "session_busy"})
-        ]
-    );
-    let other = rig.collect("other", "hi").await;
-    assert_eq!(
-        other,
-        Ok(Collected {
-            text: "Other.".into(),
-            data: None
-        })
-    );
-    drop(first);
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let again = rig.collect("busy", "again").await;
-    assert_ne!(
-        again.err().and_then(|f| f.code).as_deref(),
-        Some("session_busy"),
-        "the dropped turn still holds its session"
-    );
-}
-
-#[tokio::test]
-async fn model_errors_are_failed_terminals_with_their_retryability() {
-    let (endpoint, _model) = model(vec![Answer::Status(429), Answer::Status(400)]).await;
-    let rig = setup(endpoint).await;
-    let limited = rig.collect("a", "hi").await.unwrap_err();
-    assert!(limited.retryable, "{limited:?}");
-    assert_eq!(limited.code.as_deref(), Some("rate_limited"));
-    let refused = rig.collect("b", "hi").await.unwrap_err();
-    assert!(!refused.retryable, "{refused:?}");
-    assert_eq!(refused.code.as_deref(), Some("model_refused"));
 }

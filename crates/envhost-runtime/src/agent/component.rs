@@ -1,6 +1,9 @@
 //! An agent component compiled once, and its turns: each a fresh store and instance whose
 //! imports the turn's [`Broker`] serves, dropped when the turn ends.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
 use wasmtime::component::{Component, InstancePre};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -11,6 +14,7 @@ use super::host::AgentState;
 use crate::capability::wasi::{Seed, Sources};
 use crate::engine::Runtime;
 use crate::limits::Limits;
+use crate::runner::counted::Counted;
 use crate::store::StoreData;
 
 /// The export every agent has.
@@ -44,6 +48,9 @@ pub struct Agent {
     engine: wasmtime::Engine,
     pre: AgentPre<StoreData>,
     limits: Limits,
+    /// The engine's count of guests running: a turn counts in it, so the epoch ticks at its
+    /// fast rate and a computing guest is stopped within a tick of its caller leaving.
+    running: Arc<AtomicUsize>,
 }
 
 fn failure(code: &str, details: String, retryable: bool) -> Failure {
@@ -87,6 +94,7 @@ impl Agent {
             engine: runtime.engine.clone(),
             pre,
             limits,
+            running: runtime.running.clone(),
         })
     }
 
@@ -101,6 +109,7 @@ impl Agent {
         broker: Box<dyn Broker>,
         label: &str,
     ) -> TurnEnd {
+        let (_running, _) = Counted::start(&self.running);
         let sources = Sources::new(Seed::fresh());
         sources.tape.go_live();
         let mut data = StoreData::new(label.into(), &self.limits, &sources);

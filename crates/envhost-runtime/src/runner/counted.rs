@@ -3,12 +3,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Counts one more for as long as it lives: a call running in a guest (the epoch ticks fast
-/// while any does), a call admitted to an episode.
-pub(super) struct Counted<'a>(&'a AtomicUsize);
+/// while any does), a call admitted to an episode, an agent's turn.
+pub(crate) struct Counted<'a>(&'a AtomicUsize);
 
 impl<'a> Counted<'a> {
     /// Counts one more on `count`, which had the value returned beside.
-    pub(super) fn start(count: &'a AtomicUsize) -> (Self, usize) {
+    pub(crate) fn start(count: &'a AtomicUsize) -> (Self, usize) {
         (Self(count), count.fetch_add(1, Ordering::Relaxed))
     }
 }

@@ -16,7 +16,7 @@
 //! journal, so the episode is back at its state just before the failing call. `data/reset`
 //! starts the episode on a fresh instance (and a fresh journal) whose `reset` is called.
 
-mod counted;
+pub(crate) mod counted;
 mod image;
 mod maker;
 mod replayable;

@@ -261,6 +261,9 @@ impl Broker for HostBroker {
 
     fn complete(&mut self, request: wit::Request) -> BoxFuture<'_, Result<Completed, Gone>> {
         Box::pin(async move {
+            if self.events.is_closed() {
+                return Err(Gone);
+            }
             let Some(endpoint) = &self.setup.model else {
                 return Ok(Err(wit::ModelError::InvalidRequest(
                     "no model endpoint is configured for this agent".into(),

@@ -138,6 +138,7 @@ impl Host {
             .environments
             .iter()
             .map(|e| e.limits.memory_bytes)
+            .chain(config.agents.iter().map(|a| a.limits.memory_bytes))
             .max()
             .unwrap_or_default();
         let pooled_instances = config.pooling.then(|| {

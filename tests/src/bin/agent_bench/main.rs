@@ -16,6 +16,8 @@
 //! - concurrent: one turn in each of `--sessions` new sessions, all started at once: the wall
 //!   time, the host's CPU per turn, and the growth of the process's RSS per session, which then
 //!   sits idle with its history in the session store (the episodes' three new messages count).
+//!   A first such wave, before the rounds, brings the process to its high-water mark (instances,
+//!   fiber stacks, the allocator's arenas); its growth is printed, not counted.
 //!
 //! Every turn is checked: `--tools` `tool_started` events and a `completed` terminal.
 
@@ -117,6 +119,14 @@ async fn bench(cli: &Cli) -> anyhow::Result<()> {
     let host = std::sync::Arc::new(Host::new(config).await?);
     let episodes = turns::seeded_episodes(&host, cli.sessions).await?;
     turns::sequential(&host, &episodes, "warm", 20, cli.tools).await?;
+    let first_wave = turns::concurrent(&host, &episodes, "first", cli.tools).await?;
+    println!(
+        "first wave: {} concurrent turns in {:.2} s, RSS +{:.1} KiB/session (the instances' \
+         and the allocator's high-water mark, not counted below)",
+        cli.sessions,
+        first_wave.wall_ns as f64 / 1e9,
+        first_wave.rss_bytes_per_session as f64 / 1024.0
+    );
     let load_before = load_average();
     let mut rounds = Vec::new();
     for round in 0..cli.rounds {
