@@ -237,7 +237,7 @@ async fn a_model_error_is_the_failed_terminal_with_its_retryability() {
             false,
         ),
     ] {
-        let (broker, _) = broker(vec![Err(error)]);
+        let (broker, seen) = broker(vec![Err(error)]);
         match agent
             .invoke(&scope(), &prompt("hi"), Box::new(broker), "turn")
             .await
@@ -249,6 +249,12 @@ async fn a_model_error_is_the_failed_terminal_with_its_retryability() {
             }
             other => panic!("expected failed, got {other:?}"),
         }
+        let appended = &seen.lock().unwrap().appended;
+        assert_eq!(
+            appended.len(),
+            1,
+            "the failed turn's prompt stays in the session"
+        );
     }
 }
 
@@ -264,7 +270,13 @@ async fn a_caller_that_leaves_ends_the_turn_without_a_terminal() {
         .invoke(&scope(), &prompt("hi"), Box::new(broker), "turn")
         .await;
     assert!(matches!(end, TurnEnd::CallerGone), "{end:?}");
-    assert!(seen.lock().unwrap().appended.is_empty());
+    let appended = &seen.lock().unwrap().appended;
+    assert_eq!(
+        appended.len(),
+        1,
+        "only the prompt: the step in flight never finished"
+    );
+    assert_eq!(appended[0].content, "hi");
 }
 
 #[tokio::test]

@@ -4,9 +4,10 @@
  * text and reasoning stream out as events; the tool calls it asks for run on the environment
  * (the host emits `tool_started` / `tool_ended` around each); their answers go back to the
  * model; and so on until it answers without calling a tool, or `MAX_STEPS` model calls have been
- * made. The turn's messages are appended to the session at its end. A model error ends the turn
- * as the SDK's `ModelError` does: `rate_limited` and `model_unavailable` (retryable), or
- * `model_refused`.
+ * made. The session keeps every step that finished (the prompt, then each answer with its tools'
+ * answers, appended as the turn goes), so a turn that fails part-way leaves the calls it made in
+ * the history. A model error ends the turn as the SDK's `ModelError` does: `rate_limited` and
+ * `model_unavailable` (retryable), or `model_refused`.
  * @module
  */
 
@@ -47,17 +48,16 @@ function run(cx, call) {
 /** The component's `agentenv:agent/handler` export. */
 export const handler = defineAgent(function* invoke(_scope, prompt, cx) {
   const tools = cx.tools.list();
-  const history = cx.session.history();
-  const turn = [{ role: "user", content: prompt.text }];
+  const messages = cx.session.history();
+  const question = { role: "user", content: prompt.text };
+  cx.session.append([question]);
+  messages.push(question);
   for (let step = 0; step < MAX_STEPS; step++) {
-    const answer = yield* ask(cx, [...history, ...turn], tools);
-    turn.push(answer);
-    if (answer.toolCalls.length === 0) {
-      cx.session.append(turn);
-      return;
-    }
-    for (const call of answer.toolCalls) turn.push(run(cx, call));
+    const answer = yield* ask(cx, messages, tools);
+    const done = [answer, ...answer.toolCalls.map((call) => run(cx, call))];
+    cx.session.append(done);
+    messages.push(...done);
+    if (answer.toolCalls.length === 0) return;
   }
-  cx.session.append(turn);
   yield { type: "failed", details: `the model was still calling tools after ${MAX_STEPS} steps`, retryable: false, code: "turn_limit" };
 });

@@ -21,7 +21,7 @@
 //!     let mut messages = cx.history();
 //!     let first_new = messages.len();
 //!     messages.push(Message::user(prompt.text));
-//!     let answer = cx.ask(&Request::new(messages.clone(), cx.tools()))?;
+//!     let answer = cx.ask(&Request::new(messages.clone(), Vec::new()))?;
 //!     let calls = answer.tool_calls.clone();
 //!     messages.push(answer);
 //!     for call in calls {

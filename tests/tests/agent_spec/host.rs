@@ -214,6 +214,18 @@ async fn row_16_http_refusals() {
             json!({"session": "s", "text": 3}),
             "text must be a string, got 3",
         ),
+        (
+            json!({"session": "s".repeat(201), "text": "complete"}),
+            "session is at most 200 bytes, got 201",
+        ),
+        (
+            json!({"session": "s", "text": "complete", "images": "a.png"}),
+            "images must be a list, got \"a.png\"",
+        ),
+        (
+            json!({"session": "s", "text": "complete", "branchHints": [7]}),
+            "branchHints must be strings, got 7",
+        ),
     ] {
         let response = post(&url, &body).send().await.expect("POST invoke");
         assert_eq!(response.status(), 400, "{body}");

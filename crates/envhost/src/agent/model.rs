@@ -129,6 +129,10 @@ const QUOTED_BYTES: usize = 300;
 /// How long a connection may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a request may wait for its answer's next bytes (the first token of a long prompt
+/// included) before it is `unavailable`.
+const READ_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// An OpenAI-compatible Chat Completions endpoint.
 #[derive(Clone)]
 pub struct ModelEndpoint {
@@ -155,6 +159,7 @@ impl ModelEndpoint {
     pub fn new(base_url: &str, api_key: Option<String>) -> Result<Self, ModelError> {
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
             .build()
             .map_err(|e| ModelError::InvalidRequest(format!("the HTTP client: {e}")))?;
         Ok(Self {

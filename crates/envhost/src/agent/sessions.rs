@@ -22,7 +22,7 @@ pub enum SessionError {
     #[error("a session id is 1 to {MAX_SESSION_BYTES} bytes, got {0}")]
     BadId(usize),
     /// The file could not be read or written.
-    #[error("session file {path}: {why}")]
+    #[error("session file {}: {why}", shown(.path))]
     Io {
         /// The file.
         path: PathBuf,
@@ -30,7 +30,7 @@ pub enum SessionError {
         why: String,
     },
     /// A line of the file is not a message.
-    #[error("session file {path}, line {line}: {why}")]
+    #[error("session file {}, line {line}: {why}", shown(.path))]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -39,6 +39,12 @@ pub enum SessionError {
         /// Why it is not a message.
         why: String,
     },
+}
+
+/// A session file as an error names it to the turn's caller: its name, not the host's path.
+fn shown(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| "?".into(), |n| n.to_string_lossy().into_owned())
 }
 
 /// Where histories are kept.

@@ -117,6 +117,7 @@ impl HostBroker {
 
     /// Stops the turn with the `failed` terminal `code`: the guest is trapped at this import.
     fn fail(&self, code: &str, details: String) -> Gone {
+        tracing::warn!(session = %self.session, code, "{details}");
         *self.stop.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(AgentEvent::failed(code, details, false));
         Gone

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use envhost_protocol::error::CodedError;
 
 use super::reply;
+use crate::agent::sessions::MAX_SESSION_BYTES;
 use crate::agent::{AgentEvents, Image, Prompt, Scope};
 use crate::embedding::{Episode, Host, InvokeError};
 
@@ -74,14 +75,22 @@ fn parse(body: &[u8]) -> Result<Invoke, String> {
     let session = text_field("session")?
         .filter(|s| !s.is_empty())
         .ok_or("session is a required non-empty string")?;
+    if session.len() > MAX_SESSION_BYTES {
+        return Err(format!(
+            "session is at most {MAX_SESSION_BYTES} bytes, got {}",
+            session.len()
+        ));
+    }
+    let list = |key: &str| -> Result<&[Value], String> {
+        match object.get(key) {
+            None | Some(Value::Null) => Ok(&[]),
+            Some(Value::Array(items)) => Ok(items),
+            Some(other) => Err(format!("{key} must be a list, got {other}")),
+        }
+    };
     let text = text_field("text")?.ok_or("text is a required string")?;
     let mut images = Vec::new();
-    for image in object
-        .get("images")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for image in list("images")? {
         let (Some(mime_type), Some(data)) = (
             image.get("mimeType").and_then(Value::as_str),
             image.get("data").and_then(Value::as_str),
@@ -93,17 +102,14 @@ fn parse(body: &[u8]) -> Result<Invoke, String> {
             data: data.into(),
         });
     }
-    let branch_hints = object
-        .get("branchHints")
-        .and_then(Value::as_array)
-        .map(|hints| {
-            hints
-                .iter()
-                .filter_map(Value::as_str)
+    let branch_hints = list("branchHints")?
+        .iter()
+        .map(|hint| {
+            hint.as_str()
                 .map(str::to_owned)
-                .collect()
+                .ok_or_else(|| format!("branchHints must be strings, got {hint}"))
         })
-        .unwrap_or_default();
+        .collect::<Result<_, _>>()?;
     Ok(Invoke {
         scope: Scope {
             session,

@@ -82,6 +82,10 @@ struct Serve {
     /// Seconds between the `: ping` frames of a quiet invoke stream.
     #[arg(long, default_value_t = 30)]
     agent_heartbeat_s: u64,
+    /// The most agent turns running at once; beyond it an invoke answers `failed{code:
+    /// "host_busy", retryable: true}`.
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..))]
+    max_turns: u32,
     /// A TOML file of environments and their settings (see the README); its environments come
     /// before the command line's.
     #[arg(long, value_name = "FILE")]
@@ -248,6 +252,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         sessions_dir: args.sessions_dir.clone(),
     };
     agents::configure(options, &mut config)?;
+    config.max_turns = args.max_turns as usize;
     let host = Arc::new(Host::new(config).await?);
     let (mut router, state) = server::app(host.clone(), args.max_body_bytes)
         .await
