@@ -1,4 +1,4 @@
-"""The README's rollout loop ("An agent: the rollout loop"), end to end: `tools/scripted-model.py`
+"""The rollout loop of docs/agents.md ("The rollout loop"), end to end: `tools/scripted-model.py`
 as the model, `envhost serve slack=slack.wasm --agent tool=tool_agent.wasm --model-url ...`, the
 root episode seeded through `data/add`, a turn invoked over HTTP (its SSE events parsed, then
 buffered), and `data/get` reading back what the agent posted."""
@@ -29,7 +29,7 @@ def model_url(pool) -> str:
 
 @pytest.fixture(scope="module")
 def agent_server(pool, model_url):
-    """slack and the tool agent, served as the README serves them."""
+    """slack and the tool agent, served as docs/agents.md serves them."""
     server = pool.slack("slack", "--agent", f"tool={TOOL_AGENT_WASM}", "--model-url", model_url,
                         label="rollout")
     yield server
@@ -38,7 +38,7 @@ def agent_server(pool, model_url):
 
 @pytest.fixture
 def slack(agent_server):
-    """The root episode, emptied, then seeded with `#general` as the README's `data/add` does."""
+    """The root episode, emptied, then seeded with `#general` as docs/agents.md's `data/add` does."""
     reset_state(agent_server)
     assert rpc(agent_server, "data/add", {"parts": [data_part(channels=[GENERAL])]}) == {
         "jsonrpc": "2.0", "id": 1, "result": {}}
