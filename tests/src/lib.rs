@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+pub mod broker;
 pub mod load;
 pub mod model;
 

@@ -4,23 +4,20 @@
 //! session carried to the next turn), and turns run by the runtime with a scripted broker (the
 //! turn limit, a call the host cannot make).
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use envhost::agent::model::ModelEndpoint;
 use envhost::agent::{AgentEvents, AgentFailure, Collected, Prompt, Scope};
 use envhost::protocol::Part;
 use envhost::runtime::agent::bindings::agentenv::agent::env_tools::ToolOutput;
-use envhost::runtime::agent::bindings::agentenv::agent::model::{
-    Chunk, Message, ModelError, Request, ToolCall, ToolSpec,
-};
+use envhost::runtime::agent::bindings::agentenv::agent::model::{Chunk, ToolCall};
 use envhost::runtime::agent::bindings::agentenv::agent::types;
-use envhost::runtime::agent::broker::BoxFuture;
-use envhost::runtime::agent::{Agent, Broker, Gone, ModelStream, TurnEnd};
+use envhost::runtime::agent::{Agent, TurnEnd};
 use envhost::runtime::{Limits, Runtime};
 use envhost::{AgentConfig, EnvironmentConfig, Episode, Host, HostConfig};
+use envhost_tests::broker::{ScriptedBroker, Seen};
 use envhost_tests::model::{Answer, Model, serve, tool_call};
 use envhost_tests::{guest, repo_root};
 use serde_json::{Value, json};
@@ -139,78 +136,6 @@ async fn a_tool_call_posts_on_slack_then_the_model_answers_and_the_session_carri
     assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
 }
 
-/// What a turn run by the runtime did, as its broker saw it.
-#[derive(Default)]
-struct Seen {
-    events: Vec<String>,
-    requests: Vec<Request>,
-    calls: Vec<String>,
-    appended: Vec<Message>,
-}
-
-/// A scripted model answer.
-struct Script(VecDeque<Chunk>);
-
-impl ModelStream for Script {
-    fn next(&mut self) -> BoxFuture<'_, Result<Option<Chunk>, ModelError>> {
-        Box::pin(async move { Ok(self.0.pop_front()) })
-    }
-}
-
-/// A broker whose model asks for `call` every time, and whose tool calls answer `tool`.
-struct Scripted {
-    seen: Arc<Mutex<Seen>>,
-    call: ToolCall,
-    tool: Result<ToolOutput, String>,
-}
-
-impl Broker for Scripted {
-    fn emit(&mut self, event: types::Progress) -> BoxFuture<'_, Result<(), Gone>> {
-        Box::pin(async move {
-            self.seen.lock().unwrap().events.push(format!("{event:?}"));
-            Ok(())
-        })
-    }
-
-    fn complete(
-        &mut self,
-        request: Request,
-    ) -> BoxFuture<'_, Result<Result<Box<dyn ModelStream>, ModelError>, Gone>> {
-        Box::pin(async move {
-            self.seen.lock().unwrap().requests.push(request);
-            let chunks = [Chunk::ToolCall(self.call.clone())];
-            Ok(Ok(Box::new(Script(chunks.into())) as Box<dyn ModelStream>))
-        })
-    }
-
-    fn list_tools(&mut self) -> BoxFuture<'_, Result<Vec<ToolSpec>, Gone>> {
-        Box::pin(async move { Ok(Vec::new()) })
-    }
-
-    fn call_tool(
-        &mut self,
-        call_id: String,
-        _name: String,
-        _args: String,
-    ) -> BoxFuture<'_, Result<Result<ToolOutput, String>, Gone>> {
-        Box::pin(async move {
-            self.seen.lock().unwrap().calls.push(call_id);
-            Ok(self.tool.clone())
-        })
-    }
-
-    fn history(&mut self) -> BoxFuture<'_, Result<Vec<Message>, Gone>> {
-        Box::pin(async move { Ok(Vec::new()) })
-    }
-
-    fn append(&mut self, entries: Vec<Message>) -> BoxFuture<'_, Result<(), Gone>> {
-        Box::pin(async move {
-            self.seen.lock().unwrap().appended.extend(entries);
-            Ok(())
-        })
-    }
-}
-
 /// Runs one turn by the runtime, the model asking for `call` every time and the tool calls
 /// answering `tool`.
 async fn scripted_turn(call: ToolCall, tool: Result<ToolOutput, String>) -> (TurnEnd, Seen) {
@@ -219,12 +144,7 @@ async fn scripted_turn(call: ToolCall, tool: Result<ToolOutput, String>) -> (Tur
     let agent = Agent::from_bytes(&runtime, bytes, Limits::default())
         .await
         .unwrap();
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let broker = Scripted {
-        seen: seen.clone(),
-        call,
-        tool,
-    };
+    let (broker, seen) = ScriptedBroker::new(vec![Chunk::ToolCall(call)], tool);
     let scope = types::Scope {
         session: "s1".into(),
         parent_session: None,

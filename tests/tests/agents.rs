@@ -1,111 +1,17 @@
 //! `guests/tool-agent` run by the runtime, one fresh instance per turn, its imports served by a
 //! broker of the test's: a scripted model (a queue of answers), one tool, a session history.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use envhost::runtime::agent::bindings::agentenv::agent::env_tools::ToolOutput;
 use envhost::runtime::agent::bindings::agentenv::agent::model::{
-    Chunk, Message, ModelError, Request, Role, ToolCall, ToolSpec,
+    Chunk, Message, ModelError, Role, ToolCall, ToolSpec,
 };
-use envhost::runtime::agent::bindings::agentenv::agent::types::{Progress, Prompt, Scope};
-use envhost::runtime::agent::broker::BoxFuture;
-use envhost::runtime::agent::{Agent, Broker, Gone, ModelStream, TurnEnd};
+use envhost::runtime::agent::bindings::agentenv::agent::types::{Prompt, Scope};
+use envhost::runtime::agent::{Agent, TurnEnd};
 use envhost::runtime::{Limits, Runtime};
+use envhost_tests::broker::{ScriptedBroker, Seen};
 use envhost_tests::guest;
-
-/// What a turn did, as the broker saw it.
-#[derive(Default)]
-struct Seen {
-    events: Vec<String>,
-    requests: Vec<Request>,
-    calls: Vec<(String, String, String)>,
-    appended: Vec<Message>,
-}
-
-/// A scripted model answer.
-struct Script(VecDeque<Chunk>);
-
-impl ModelStream for Script {
-    fn next(&mut self) -> BoxFuture<'_, Result<Option<Chunk>, ModelError>> {
-        Box::pin(async move { Ok(self.0.pop_front()) })
-    }
-}
-
-struct TestBroker {
-    seen: Arc<Mutex<Seen>>,
-    answers: VecDeque<Result<Vec<Chunk>, ModelError>>,
-    history: Vec<Message>,
-    /// The caller leaves at the first event.
-    leaves: bool,
-}
-
-impl Broker for TestBroker {
-    fn emit(&mut self, event: Progress) -> BoxFuture<'_, Result<(), Gone>> {
-        Box::pin(async move {
-            if self.leaves {
-                return Err(Gone);
-            }
-            let shown = match event {
-                Progress::Text(t) => format!("text {t}"),
-                Progress::Thinking(t) => format!("thinking {t}"),
-                other => format!("{other:?}"),
-            };
-            self.seen.lock().unwrap().events.push(shown);
-            Ok(())
-        })
-    }
-
-    fn complete(
-        &mut self,
-        request: Request,
-    ) -> BoxFuture<'_, Result<Result<Box<dyn ModelStream>, ModelError>, Gone>> {
-        Box::pin(async move {
-            self.seen.lock().unwrap().requests.push(request);
-            let answer = self
-                .answers
-                .pop_front()
-                .unwrap_or(Ok(vec![Chunk::Text("(no script)".into())]));
-            Ok(answer.map(|chunks| Box::new(Script(chunks.into())) as Box<dyn ModelStream>))
-        })
-    }
-
-    fn list_tools(&mut self) -> BoxFuture<'_, Result<Vec<ToolSpec>, Gone>> {
-        Box::pin(async move {
-            Ok(vec![ToolSpec {
-                name: "slack_list_inbox".into(),
-                description: "Lists the inbox.".into(),
-                input_schema: r#"{"type": "object"}"#.into(),
-            }])
-        })
-    }
-
-    fn call_tool(
-        &mut self,
-        call_id: String,
-        name: String,
-        args: String,
-    ) -> BoxFuture<'_, Result<Result<ToolOutput, String>, Gone>> {
-        Box::pin(async move {
-            self.seen.lock().unwrap().calls.push((call_id, name, args));
-            Ok(Ok(ToolOutput {
-                is_error: false,
-                content: r#"[{"type": "text", "text": "2 messages"}]"#.into(),
-            }))
-        })
-    }
-
-    fn history(&mut self) -> BoxFuture<'_, Result<Vec<Message>, Gone>> {
-        Box::pin(async move { Ok(self.history.clone()) })
-    }
-
-    fn append(&mut self, entries: Vec<Message>) -> BoxFuture<'_, Result<(), Gone>> {
-        Box::pin(async move {
-            self.seen.lock().unwrap().appended.extend(entries);
-            Ok(())
-        })
-    }
-}
 
 async fn agent() -> Agent {
     let runtime = Runtime::new().unwrap();
@@ -130,14 +36,18 @@ fn prompt(text: &str) -> Prompt {
     }
 }
 
-fn broker(answers: Vec<Result<Vec<Chunk>, ModelError>>) -> (TestBroker, Arc<Mutex<Seen>>) {
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let broker = TestBroker {
-        seen: seen.clone(),
-        answers: answers.into(),
-        history: Vec::new(),
-        leaves: false,
+fn broker(answers: Vec<Result<Vec<Chunk>, ModelError>>) -> (ScriptedBroker, Arc<Mutex<Seen>>) {
+    let two = ToolOutput {
+        is_error: false,
+        content: r#"[{"type": "text", "text": "2 messages"}]"#.into(),
     };
+    let (mut broker, seen) = ScriptedBroker::new(vec![Chunk::Text("(no script)".into())], Ok(two));
+    broker.answers = answers.into();
+    broker.tools = vec![ToolSpec {
+        name: "slack_list_inbox".into(),
+        description: "Lists the inbox.".into(),
+        input_schema: r#"{"type": "object"}"#.into(),
+    }];
     (broker, seen)
 }
 
