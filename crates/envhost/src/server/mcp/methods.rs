@@ -5,8 +5,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 use http::HeaderMap;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::{RawValue, to_raw_value};
 use serde_json::{Map, Value};
 
@@ -14,7 +14,7 @@ use envhost_protocol::role::{ROLE_HEADER, mcp_caller};
 use envhost_protocol::{Caller, ToolResult};
 
 use super::listing::Listing;
-use super::result::call_tool_result;
+use super::result::{CallToolAnswer, call_tool_result};
 use super::wire::{
     INTERNAL_ERROR, INVALID_PARAMS, LATEST_VERSION, METHOD_NOT_FOUND, SUPPORTED_VERSIONS,
 };
@@ -22,6 +22,33 @@ use crate::embedding::Episode;
 
 /// A JSON-RPC error answer: code and message.
 pub type MethodError = (i64, String);
+
+/// A method's result, serialized once, straight into the reply that carries it.
+pub enum Answer {
+    /// A result already encoded.
+    Raw(Box<RawValue>),
+    /// A `tools/call` result.
+    Tool(CallToolAnswer),
+}
+
+impl Answer {
+    /// About how many bytes the result encodes to (more when its text needs escapes).
+    pub fn size_hint(&self) -> usize {
+        match self {
+            Self::Raw(raw) => raw.get().len(),
+            Self::Tool(answer) => answer.size_hint(),
+        }
+    }
+}
+
+impl Serialize for Answer {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Raw(raw) => raw.serialize(serializer),
+            Self::Tool(answer) => answer.serialize(serializer),
+        }
+    }
+}
 
 /// A tool call's answer, to come.
 pub type Called<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
@@ -106,8 +133,10 @@ fn params<T: DeserializeOwned + Default>(params: Option<&RawValue>) -> Result<T,
     }
 }
 
-fn raw(value: &impl serde::Serialize) -> Result<Box<RawValue>, MethodError> {
-    to_raw_value(value).map_err(|e| (INTERNAL_ERROR, e.to_string()))
+fn raw(value: &impl Serialize) -> Result<Answer, MethodError> {
+    to_raw_value(value)
+        .map(Answer::Raw)
+        .map_err(|e| (INTERNAL_ERROR, e.to_string()))
 }
 
 /// The caller of a request of `session` (protocol.md#callers).
@@ -117,7 +146,7 @@ fn caller(meta: Option<&Map<String, Value>>, headers: &HeaderMap, session: &str)
 }
 
 /// `initialize`: the client's protocol version when served, else the latest.
-fn initialize(tools: &dyn Tools, params: Option<&RawValue>) -> Result<Box<RawValue>, MethodError> {
+fn initialize(tools: &dyn Tools, params: Option<&RawValue>) -> Result<Answer, MethodError> {
     let asked: InitializeParams = self::params(params)?;
     let version = asked
         .protocol_version
@@ -136,7 +165,7 @@ pub async fn handle(
     params: Option<&RawValue>,
     headers: &HeaderMap,
     session: &str,
-) -> Result<Box<RawValue>, MethodError> {
+) -> Result<Answer, MethodError> {
     let empty = |key: &str| raw(&serde_json::json!({ key: [] }));
     match method {
         "initialize" => initialize(tools, params),
@@ -145,6 +174,7 @@ pub async fn handle(
             let p: MetaOnly = self::params(params)?;
             tools
                 .list(&caller(p.meta.as_ref(), headers, session))
+                .map(Answer::Raw)
                 .map_err(|e| (INTERNAL_ERROR, e.to_string()))
         }
         "tools/call" => {
@@ -154,7 +184,7 @@ pub async fn handle(
             let caller = caller(p.meta.as_ref(), headers, session);
             let arguments = p.arguments.unwrap_or_default();
             let result = tools.call(&p.name, arguments, caller).await;
-            raw(&call_tool_result(result))
+            Ok(Answer::Tool(call_tool_result(result)))
         }
         "resources/list" => empty("resources"),
         "resources/templates/list" => empty("resourceTemplates"),

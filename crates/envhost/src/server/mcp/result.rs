@@ -21,6 +21,28 @@ pub struct CallToolAnswer {
     is_error: bool,
 }
 
+impl CallToolAnswer {
+    /// About how many bytes the result encodes to: its texts, images and structured content,
+    /// and a few bytes of framing each (more when the texts need escapes).
+    pub fn size_hint(&self) -> usize {
+        const FRAMING: usize = 48;
+        let blocks: usize = self
+            .content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Text(text) => text.text.len() + FRAMING,
+                ContentBlock::Image(image) => image.data.len() + image.mime_type.len() + FRAMING,
+                _ => FRAMING,
+            })
+            .sum();
+        let structured = self
+            .structured_content
+            .as_ref()
+            .map_or(0, |s| s.get().len());
+        blocks + structured + FRAMING
+    }
+}
+
 /// `result` as MCP's `tools/call` result.
 pub fn call_tool_result(result: ToolResult) -> CallToolAnswer {
     let content = result

@@ -198,13 +198,19 @@ pub async fn post(endpoint: &dyn McpEndpoint, request: Request) -> Response {
                 let reply = wire::error_json(id, INTERNAL_ERROR, "the environment is not listed");
                 return wire::sse(&reply, &session.id);
             };
-            let reply =
+            let error =
                 match methods::handle(&*tools, method, message.params, &headers, &session.id).await
                 {
-                    Ok(result) => wire::result_json(id, &result),
-                    Err((code, text)) => wire::error_json(id, code, &text),
+                    Ok(result) => {
+                        let write = |body: &mut Vec<u8>| wire::write_result_json(body, id, &result);
+                        match wire::sse_with(result.size_hint() + 64, &session.id, write) {
+                            Ok(response) => return response,
+                            Err(e) => (INTERNAL_ERROR, e.to_string()),
+                        }
+                    }
+                    Err(error) => error,
                 };
-            wire::sse(&reply, &session.id)
+            wire::sse(&wire::error_json(id, error.0, &error.1), &session.id)
         }
     }
 }

@@ -161,29 +161,36 @@ struct ErrorObject<'a> {
 }
 
 #[derive(Serialize)]
-struct Reply<'a> {
+struct Reply<'a, R> {
     jsonrpc: &'static str,
     id: &'a RawValue,
     #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<&'a RawValue>,
+    result: Option<&'a R>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorObject<'a>>,
 }
 
-/// `{"jsonrpc": "2.0", "id": id, "result": result}`, compact.
-pub fn result_json(id: &RawValue, result: &RawValue) -> Vec<u8> {
+/// `{"jsonrpc": "2.0", "id": id, "result": result}`, compact, appended to `out`.
+///
+/// # Errors
+/// `result`'s, should it not serialize.
+pub fn write_result_json(
+    out: &mut Vec<u8>,
+    id: &RawValue,
+    result: &impl Serialize,
+) -> serde_json::Result<()> {
     let reply = Reply {
         jsonrpc: "2.0",
         id,
         result: Some(result),
         error: None,
     };
-    serde_json::to_vec(&reply).unwrap_or_default()
+    serde_json::to_writer(out, &reply)
 }
 
 /// `{"jsonrpc": "2.0", "id": id, "error": {"code", "message"}}`, compact.
 pub fn error_json(id: &RawValue, code: i64, message: &str) -> Vec<u8> {
-    let reply = Reply {
+    let reply: Reply<'_, ()> = Reply {
         jsonrpc: "2.0",
         id,
         result: None,
@@ -213,13 +220,35 @@ pub fn event_stream(body: Body, session: &str) -> Response {
     response
 }
 
+/// The framing of an SSE event carrying one message, before and after it, as the reference
+/// frames it.
+const SSE_BEFORE: &[u8] = b"event: message\r\ndata: ";
+const SSE_AFTER: &[u8] = b"\r\n\r\n";
+
 /// A 200 SSE answer carrying one message, as the reference frames it.
 pub fn sse(message: &[u8], session: &str) -> Response {
-    let mut body = Vec::with_capacity(message.len() + 32);
-    body.extend_from_slice(b"event: message\r\ndata: ");
+    let mut body = Vec::with_capacity(SSE_BEFORE.len() + message.len() + SSE_AFTER.len());
+    body.extend_from_slice(SSE_BEFORE);
     body.extend_from_slice(message);
-    body.extend_from_slice(b"\r\n\r\n");
+    body.extend_from_slice(SSE_AFTER);
     event_stream(Body::from(body), session)
+}
+
+/// A 200 SSE answer carrying the message `write` appends to its body (about `size_hint`
+/// bytes), written in place: the message is encoded once, into the body sent.
+///
+/// # Errors
+/// `write`'s.
+pub fn sse_with(
+    size_hint: usize,
+    session: &str,
+    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> serde_json::Result<Response> {
+    let mut body = Vec::with_capacity(SSE_BEFORE.len() + size_hint + SSE_AFTER.len());
+    body.extend_from_slice(SSE_BEFORE);
+    write(&mut body)?;
+    body.extend_from_slice(SSE_AFTER);
+    Ok(event_stream(Body::from(body), session))
 }
 
 /// An answer with no body (`202` for notifications, `200` for `DELETE`).
@@ -337,10 +366,9 @@ mod tests {
     fn replies_are_compact_json_rpc() {
         let id = RawValue::from_string("3".into()).unwrap();
         let result = RawValue::from_string("{}".into()).unwrap();
-        assert_eq!(
-            result_json(&id, &result),
-            br#"{"jsonrpc":"2.0","id":3,"result":{}}"#
-        );
+        let mut out = b"data: ".to_vec();
+        write_result_json(&mut out, &id, &result).unwrap();
+        assert_eq!(out, br#"data: {"jsonrpc":"2.0","id":3,"result":{}}"#);
         assert_eq!(
             error_json(&id, METHOD_NOT_FOUND, "Method not found"),
             br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}"#
