@@ -81,7 +81,7 @@ def test_a_snapshot_restores_in_another_process_into_an_identical_data_get(envho
     file = httpx.get(envhost_server.url(taken.json()["url"]), timeout=30)
     assert file.status_code == 200 and file.headers["content-type"] == "application/json"
     snapshot = file.json()
-    assert (snapshot["format"], snapshot["version"]) == ("envhost-snapshot", 2)
+    assert (snapshot["format"], snapshot["version"]) == ("envhost-snapshot", 3)
     assert snapshot["environment"]["digest"].startswith("sha256:")
 
     uploaded = httpx.post(second_slack.url("/snapshots"), content=file.content, timeout=30)

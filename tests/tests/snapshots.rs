@@ -8,7 +8,7 @@ use std::sync::Arc;
 use envhost::protocol::Content;
 use envhost::protocol::part::Part;
 use envhost::protocol::role::Caller;
-use envhost::runtime::{CallError, Snapshot};
+use envhost::runtime::{AnswerHash, CallError, Journal, Snapshot};
 use envhost::{CreateError, EnvironmentConfig, Episode, Host, HostConfig, SnapshotError};
 use envhost_tests::guest;
 use serde_json::{Map, Value, json};
@@ -234,6 +234,57 @@ async fn snapshots_round_trip_through_their_file_into_another_host() {
     let imported = second.import_snapshot(&file).unwrap();
     let restored = second.restore(&imported).await.unwrap();
     assert_eq!(state(&restored).await, state(&original).await);
+}
+
+/// An episode of a version-2 file digests its answers with SHA-256, as the file's entries
+/// are; its snapshots are version 2 again, and they replay (answers checked) in another host.
+#[tokio::test]
+async fn version_2_files_still_restore_and_are_saved_as_version_2() {
+    let first = host(&["slack"]).await;
+    let template = first.snapshot(&*seeded_slack(&first).await).await.unwrap();
+    let template = first.snapshot_by_id(&template).unwrap();
+    let empty = Snapshot {
+        journal: Journal::with_hash(template.journal.start.clone(), AnswerHash::Sha256),
+        ..(*template).clone()
+    };
+    let file = empty.to_file();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&file).unwrap()["version"],
+        2
+    );
+    let episode = first
+        .restore(&first.import_snapshot(&file).unwrap())
+        .await
+        .unwrap();
+    let data = json!({"channels": [{"name": "general"}]});
+    let part: Part = serde_json::from_value(json!({"kind": "data", "data": data})).unwrap();
+    episode.add_data(vec![part]).await.unwrap();
+    for i in 0..5 {
+        send(&episode, &format!("message {i}")).await;
+    }
+    let saved = first.snapshot(&episode).await.unwrap();
+    let file = first.snapshot_by_id(&saved).unwrap().to_file();
+    let mut parsed: Value = serde_json::from_slice(&file).unwrap();
+    assert_eq!(parsed["version"], 2);
+
+    let second = host(&["slack"]).await;
+    let restored = second
+        .restore(&second.import_snapshot(&file).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(state(&restored).await, state(&episode).await);
+
+    // Read as BLAKE3 digests, the same entries diverge at the first answer.
+    parsed["version"] = json!(3);
+    let relabelled = serde_json::to_vec(&parsed).unwrap();
+    let id = second.import_snapshot(&relabelled).unwrap();
+    let Err(diverged) = second.restore(&id).await else {
+        panic!("SHA-256 answers passed as BLAKE3 ones");
+    };
+    assert!(
+        diverged.to_string().contains("journal entry 0"),
+        "{diverged}"
+    );
 }
 
 #[tokio::test]

@@ -40,7 +40,7 @@ pub use convert::part_to_guest;
 pub use engine::{Runtime, RuntimeConfig};
 pub use environment::Environment;
 pub use error::{CallError, Fault, LoadError, ReplayError};
-pub use journal::{AnswerDigest, Entry, Journal, Op};
+pub use journal::{AnswerDigest, AnswerHash, Entry, Journal, Op};
 pub use limits::{EPOCH_TICK, Limits};
 pub use runner::{Image, ImageError, Runner};
 pub use snapshot::{Snapshot, SnapshotFileError};

@@ -1,5 +1,5 @@
 //! Snapshots: everything needed to rebuild an episode exactly, in memory and as a portable JSON
-//! file (format `envhost-snapshot`, version 2, described in `docs/snapshots.md`).
+//! file (format `envhost-snapshot`, versions 2 and 3, described in `docs/snapshots.md`).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -11,13 +11,26 @@ use envhost_protocol::tool_access::Rules;
 use crate::bindings::agentenv::environment::types as wit;
 use crate::call::CallContext;
 use crate::capability::wasi::{Reading, Seed};
-use crate::journal::{Entry, Journal, Op};
+use crate::journal::{AnswerHash, Entry, Journal, Op};
 
 /// The `format` of a snapshot file.
 pub const FORMAT: &str = "envhost-snapshot";
 
-/// The snapshot file version this envhost writes and reads.
-pub const VERSION: u32 = 2;
+/// The snapshot file version this envhost writes (for every journal it starts) and reads:
+/// answers digested with BLAKE3.
+pub const VERSION: u32 = 3;
+
+/// The earlier version this envhost still reads and writes back: answers digested with
+/// SHA-256.
+pub const SHA256_VERSION: u32 = 2;
+
+/// The version of a file whose journal digests answers with `hash`.
+fn version_of(hash: AnswerHash) -> u32 {
+    match hash {
+        AnswerHash::Sha256 => SHA256_VERSION,
+        AnswerHash::Blake3 => VERSION,
+    }
+}
 
 /// An episode at one point: its environment (by digest), seed, tool-access rules and journal.
 #[derive(Clone, Debug)]
@@ -42,7 +55,7 @@ pub enum SnapshotFileError {
     Shape(String),
     /// Another format or version.
     #[error(
-        "unsupported snapshot: format {format:?} version {version} (this envhost reads {FORMAT:?} version {VERSION})"
+        "unsupported snapshot: format {format:?} version {version} (this envhost reads {FORMAT:?} versions {SHA256_VERSION} and {VERSION})"
     )]
     Version {
         /// The file's format.
@@ -53,11 +66,11 @@ pub enum SnapshotFileError {
 }
 
 impl Snapshot {
-    /// The snapshot as its file: JSON text.
+    /// The snapshot as its file: JSON text, of the version its journal's hash is written in.
     pub fn to_file(&self) -> Vec<u8> {
         let file = File {
             format: FORMAT.into(),
-            version: VERSION,
+            version: version_of(self.journal.hash()),
             environment: EnvironmentRef {
                 name: self.environment.clone(),
                 digest: self.digest.clone(),
@@ -78,21 +91,25 @@ impl Snapshot {
     /// Reads a snapshot file.
     ///
     /// # Errors
-    /// [`SnapshotFileError`] for anything but a well-formed version-2 snapshot.
+    /// [`SnapshotFileError`] for anything but a well-formed version-2 or version-3 snapshot.
     pub fn from_file(bytes: &[u8]) -> Result<Self, SnapshotFileError> {
         let header: Header =
             serde_json::from_slice(bytes).map_err(|e| SnapshotFileError::Shape(e.to_string()))?;
-        if header.format != FORMAT || header.version != VERSION {
-            return Err(SnapshotFileError::Version {
-                format: header.format,
-                version: header.version,
-            });
-        }
+        let hash = match (header.format == FORMAT, header.version) {
+            (true, VERSION) => AnswerHash::Blake3,
+            (true, SHA256_VERSION) => AnswerHash::Sha256,
+            _ => {
+                return Err(SnapshotFileError::Version {
+                    format: header.format,
+                    version: header.version,
+                });
+            }
+        };
         let file: File =
             serde_json::from_slice(bytes).map_err(|e| SnapshotFileError::Shape(e.to_string()))?;
         let seed = Seed::from_hex(&file.seed)
             .ok_or_else(|| SnapshotFileError::Shape("seed: expected 64 hex digits".into()))?;
-        let mut journal = Journal::new(file.start);
+        let mut journal = Journal::with_hash(file.start, hash);
         for (i, e) in file.journal.into_iter().enumerate() {
             let e = entry(e).map_err(|m| SnapshotFileError::Shape(format!("journal[{i}]: {m}")))?;
             journal.push(&e.op, e.context.as_ref(), &e.readings, &e.answer);
@@ -372,8 +389,10 @@ mod tests {
             journal,
         };
         let file = snapshot.to_file();
+        assert!(String::from_utf8_lossy(&file).contains(r#""version":3"#));
         let back = Snapshot::from_file(&file).unwrap();
         assert_eq!(back.to_file(), file);
+        assert_eq!(back.journal.hash(), AnswerHash::Blake3);
         assert_eq!(back.seed, snapshot.seed);
         let entries: Vec<Entry> = back.journal.entries().map(Result::unwrap).collect();
         assert_eq!(entries.len(), 3);
@@ -383,11 +402,39 @@ mod tests {
     }
 
     #[test]
+    fn version_2_files_keep_their_sha256_digests() {
+        let mut journal = Journal::with_hash(vec![], AnswerHash::Sha256);
+        let done = Ok(crate::journal::Answer::Done);
+        let answer = journal.digest(&done);
+        journal.push(&Op::Reset, None, &[], &answer);
+        let snapshot = Snapshot {
+            environment: "slack".into(),
+            digest: "sha256:00".into(),
+            seed: Seed::fresh(),
+            tool_access: Rules::default(),
+            journal,
+        };
+        let file = snapshot.to_file();
+        assert!(String::from_utf8_lossy(&file).contains(r#""version":2"#));
+        let back = Snapshot::from_file(&file).unwrap();
+        assert_eq!(back.journal.hash(), AnswerHash::Sha256);
+        assert_eq!(back.journal.digest(&done), answer);
+        assert_eq!(back.to_file(), file);
+    }
+
+    #[test]
     fn other_versions_and_shapes_are_refused() {
-        assert!(matches!(
-            Snapshot::from_file(br#"{"format": "envhost-snapshot", "version": 1}"#),
-            Err(SnapshotFileError::Version { version: 1, .. })
-        ));
+        for version in [1, 4] {
+            let file = format!(r#"{{"format": "envhost-snapshot", "version": {version}}}"#);
+            let refused = Snapshot::from_file(file.as_bytes()).unwrap_err();
+            assert!(
+                matches!(refused, SnapshotFileError::Version { version: v, .. } if v == version)
+            );
+            assert!(
+                refused.to_string().contains("versions 2 and 3"),
+                "{refused}"
+            );
+        }
         assert!(matches!(
             Snapshot::from_file(b"[]"),
             Err(SnapshotFileError::Shape(_))

@@ -8,9 +8,23 @@ use crate::bindings::ToolResult;
 use crate::bindings::agentenv::environment::types as wit;
 use crate::bindings::exports::agentenv::environment::env::ContentBlock;
 
-/// The digest of `answer` (see [`AnswerDigest`]).
-pub fn digest(answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
-    let mut out = Canonical(Sha256::new());
+/// The hash a journal digests its answers with (docs/snapshots.md, `answer`): the snapshot
+/// file's version tells which.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AnswerHash {
+    /// SHA-256, the hash of version-2 snapshot files.
+    Sha256,
+    /// BLAKE3 (32 bytes), the hash of every journal envhost starts and of version-3 files.
+    #[default]
+    Blake3,
+}
+
+/// The digest of `answer` with `hash` (see [`AnswerDigest`]).
+pub fn digest(hash: AnswerHash, answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
+    let mut out = Canonical(match hash {
+        AnswerHash::Sha256 => Hasher::Sha256(Sha256::new()),
+        AnswerHash::Blake3 => Hasher::Blake3(Box::new(blake3::Hasher::new())),
+    });
     match answer {
         Ok(answer) => {
             out.u8(0);
@@ -41,18 +55,31 @@ pub fn digest(answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
             out.raw(&error.status.to_le_bytes());
         }
     }
-    out.0.finalize().into()
+    match out.0 {
+        Hasher::Sha256(sha) => sha.finalize().into(),
+        Hasher::Blake3(blake) => blake.finalize().into(),
+    }
 }
 
-struct Canonical(Sha256);
+enum Hasher {
+    Sha256(Sha256),
+    Blake3(Box<blake3::Hasher>),
+}
+
+struct Canonical(Hasher);
 
 impl Encoder for Canonical {
     fn raw(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
+        match &mut self.0 {
+            Hasher::Sha256(sha) => sha.update(bytes),
+            Hasher::Blake3(blake) => {
+                blake.update(bytes);
+            }
+        }
     }
 
     fn len(&mut self, len: usize) {
-        self.0.update((len as u64).to_le_bytes());
+        self.raw(&(len as u64).to_le_bytes());
     }
 }
 
@@ -90,6 +117,28 @@ mod tests {
             hint: None,
             status: 400,
         }
+    }
+
+    fn digest(answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
+        let blake = super::digest(AnswerHash::Blake3, answer);
+        assert_ne!(blake, super::digest(AnswerHash::Sha256, answer));
+        blake
+    }
+
+    #[test]
+    fn each_hash_digests_the_canonical_encoding() {
+        let mut encoding = vec![0, 3];
+        encoding.extend_from_slice(&2u64.to_le_bytes());
+        encoding.extend_from_slice(b"{}");
+        let json = Ok(Answer::Json("{}".into()));
+        assert_eq!(
+            super::digest(AnswerHash::Sha256, &json),
+            <[u8; 32]>::from(Sha256::digest(&encoding))
+        );
+        assert_eq!(
+            super::digest(AnswerHash::Blake3, &json),
+            *blake3::hash(&encoding).as_bytes()
+        );
     }
 
     #[test]

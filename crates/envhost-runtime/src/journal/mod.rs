@@ -9,9 +9,10 @@ mod op;
 
 use std::sync::Arc;
 
-pub use digest::digest;
+pub use digest::AnswerHash;
 pub use op::{Answer, AnswerDigest, Entry, Op, Outcome};
 
+use crate::bindings::agentenv::environment::types as wit;
 use crate::call::CallContext;
 use crate::capability::wasi::Reading;
 
@@ -29,17 +30,37 @@ pub struct Journal {
     /// Entries since.
     log: Vec<u8>,
     len: usize,
+    /// The hash of the answers' digests.
+    hash: AnswerHash,
 }
 
 impl Journal {
-    /// An empty journal of an instance that made `start` readings while starting.
+    /// An empty journal of an instance that made `start` readings while starting, digesting
+    /// answers with [`AnswerHash::default`].
     pub fn new(start: Vec<Reading>) -> Self {
+        Self::with_hash(start, AnswerHash::default())
+    }
+
+    /// [`Journal::new`] digesting answers with `hash` (a journal read from a file keeps the
+    /// file's hash: its entries were digested with it).
+    pub fn with_hash(start: Vec<Reading>, hash: AnswerHash) -> Self {
         Self {
             start,
             frozen: Vec::new(),
             log: Vec::new(),
             len: 0,
+            hash,
         }
+    }
+
+    /// The hash the journal digests answers with.
+    pub fn hash(&self) -> AnswerHash {
+        self.hash
+    }
+
+    /// The digest of `answer`, as the journal records it and a replay checks it.
+    pub fn digest(&self, answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
+        digest::digest(self.hash, answer)
     }
 
     /// Appends a call.
@@ -114,7 +135,7 @@ mod tests {
                 .collect()
         };
         let mut journal = Journal::new(vec![Reading::Monotonic(1)]);
-        let answer = digest(&Ok(Answer::Done));
+        let answer = Journal::default().digest(&Ok(Answer::Done));
         journal.push(&call(0), None, &[], &answer);
         journal.push(&call(1), None, &[Reading::Wall(7)], &answer);
         let mut first = journal.share();

@@ -8,7 +8,7 @@ use crate::call::CallContext;
 use crate::capability::wasi::{Position, Reading, Seed, Sources};
 use crate::environment::{Environment, Live, Ready};
 use crate::error::{CallError, Fault, ReplayError};
-use crate::journal::{self, Journal, Op, Outcome};
+use crate::journal::{Journal, Op, Outcome};
 use crate::store::StoreData;
 
 /// What running one op gave.
@@ -143,7 +143,7 @@ impl Maker {
                 let fault = Fault::classify(&e, self.environment.limits().cpu_deadline);
                 diverged(format!("the guest failed: {fault}"))
             })?;
-            if journal::digest(&answer) != entry.answer {
+            if journal.digest(&answer) != entry.answer {
                 return Err(diverged("the answer differs from the recorded one".into()));
             }
             if clocks_differ {

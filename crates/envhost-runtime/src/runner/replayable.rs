@@ -9,7 +9,7 @@ use crate::call::CallContext;
 use crate::capability::wasi::Seed;
 use crate::environment::{Environment, Live};
 use crate::error::{CallError, Fault};
-use crate::journal::{self, Answer, Journal, Op};
+use crate::journal::{Answer, Journal, Op};
 
 /// The instance (none after a rebuild failed) and the journal that brought it where it is.
 pub(super) struct Replayable {
@@ -79,7 +79,7 @@ impl Replayable {
         } = self.maker.run(live, self.journal.len(), &op, context).await;
         match outcome {
             Ok(answer) => {
-                let digest = journal::digest(&answer);
+                let digest = self.journal.digest(&answer);
                 self.journal.push(&op, context.as_ref(), &readings, &digest);
                 answer.map_err(|e| CallError::Guest(crate::convert::coded_error(e)))
             }
@@ -104,8 +104,8 @@ impl Replayable {
                 } = self.maker.run(&mut fresh, 0, &op, None).await;
                 match outcome {
                     Ok(Ok(answer)) => {
-                        let digest = journal::digest(&Ok(Answer::Done));
                         self.journal = Journal::new(start);
+                        let digest = self.journal.digest(&Ok(Answer::Done));
                         self.journal.push(&op, None, &readings, &digest);
                         self.live = Some(fresh);
                         return Ok(answer);
