@@ -21,10 +21,13 @@ pub enum AnswerHash {
 
 /// The digest of `answer` with `hash` (see [`AnswerDigest`]).
 pub fn digest(hash: AnswerHash, answer: &Result<Answer, wit::EnvError>) -> AnswerDigest {
-    let mut out = Canonical(match hash {
-        AnswerHash::Sha256 => Hasher::Sha256(Sha256::new()),
-        AnswerHash::Blake3 => Hasher::Blake3(Box::new(blake3::Hasher::new())),
-    });
+    let mut out = Canonical {
+        hasher: match hash {
+            AnswerHash::Sha256 => Hasher::Sha256(Sha256::new()),
+            AnswerHash::Blake3 => Hasher::Blake3(Box::new(blake3::Hasher::new())),
+        },
+        pending: Vec::new(),
+    };
     match answer {
         Ok(answer) => {
             out.u8(0);
@@ -55,7 +58,8 @@ pub fn digest(hash: AnswerHash, answer: &Result<Answer, wit::EnvError>) -> Answe
             out.raw(&error.status.to_le_bytes());
         }
     }
-    match out.0 {
+    out.flush();
+    match out.hasher {
         Hasher::Sha256(sha) => sha.finalize().into(),
         Hasher::Blake3(blake) => blake.finalize().into(),
     }
@@ -66,15 +70,46 @@ enum Hasher {
     Blake3(Box<blake3::Hasher>),
 }
 
-struct Canonical(Hasher);
+impl Hasher {
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Self::Sha256(sha) => sha.update(bytes),
+            Self::Blake3(blake) => {
+                blake.update(bytes);
+            }
+        }
+    }
+}
+
+/// The canonical encoding, fed to a hasher with its small parts gathered into pieces of up to
+/// [`Canonical::PIECE`] bytes: BLAKE3 hashes many chunks at once only when it is given them at
+/// once, and an answer of many small strings (a list's content blocks) would otherwise be
+/// hashed a block at a time.
+struct Canonical {
+    hasher: Hasher,
+    /// Encoded bytes not yet given to the hasher.
+    pending: Vec<u8>,
+}
+
+impl Canonical {
+    const PIECE: usize = 64 << 10;
+
+    fn flush(&mut self) {
+        self.hasher.update(&self.pending);
+        self.pending.clear();
+    }
+}
 
 impl Encoder for Canonical {
     fn raw(&mut self, bytes: &[u8]) {
-        match &mut self.0 {
-            Hasher::Sha256(sha) => sha.update(bytes),
-            Hasher::Blake3(blake) => {
-                blake.update(bytes);
-            }
+        if self.pending.len() + bytes.len() <= Self::PIECE {
+            self.pending.extend_from_slice(bytes);
+        } else if bytes.len() >= Self::PIECE {
+            self.flush();
+            self.hasher.update(bytes);
+        } else {
+            self.flush();
+            self.pending.extend_from_slice(bytes);
         }
     }
 
@@ -125,20 +160,45 @@ mod tests {
         blake
     }
 
+    /// Both hashes digest the whole canonical encoding, however its pieces are gathered:
+    /// one small string, one string larger than a piece, many small strings across pieces.
     #[test]
     fn each_hash_digests_the_canonical_encoding() {
-        let mut encoding = vec![0, 3];
-        encoding.extend_from_slice(&2u64.to_le_bytes());
-        encoding.extend_from_slice(b"{}");
-        let json = Ok(Answer::Json("{}".into()));
-        assert_eq!(
-            super::digest(AnswerHash::Sha256, &json),
-            <[u8; 32]>::from(Sha256::digest(&encoding))
-        );
-        assert_eq!(
-            super::digest(AnswerHash::Blake3, &json),
-            *blake3::hash(&encoding).as_bytes()
-        );
+        let string = |out: &mut Vec<u8>, text: &str| {
+            out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+            out.extend_from_slice(text.as_bytes());
+        };
+        let large = "x".repeat(100_000);
+        let blocks: Vec<String> = (0..2_000).map(|i| format!("{i:0>100}")).collect();
+        let mut answers = Vec::new();
+        for json in ["{}", large.as_str()] {
+            let mut encoding = vec![0, 3];
+            string(&mut encoding, json);
+            answers.push((Ok(Answer::Json(json.into())), encoding));
+        }
+        let mut encoding = vec![0, 2];
+        encoding.extend_from_slice(&(blocks.len() as u64).to_le_bytes());
+        for block in &blocks {
+            encoding.push(0);
+            string(&mut encoding, block);
+        }
+        encoding.extend_from_slice(&[0, 0]);
+        let tool = ToolResult {
+            content: blocks.into_iter().map(ContentBlock::Text).collect(),
+            structured_content: None,
+            is_error: false,
+        };
+        answers.push((Ok(Answer::Tool(tool)), encoding));
+        for (answer, encoding) in &answers {
+            assert_eq!(
+                super::digest(AnswerHash::Sha256, answer),
+                <[u8; 32]>::from(Sha256::digest(encoding))
+            );
+            assert_eq!(
+                super::digest(AnswerHash::Blake3, answer),
+                *blake3::hash(encoding).as_bytes()
+            );
+        }
     }
 
     #[test]
