@@ -236,7 +236,13 @@ fn write_python_escape<W: ?Sized + io::Write>(
 
 /// `value` encoded as Python's `json.dumps(value)` encodes it.
 pub fn to_python_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
+    to_python_json_sized(value, 128)
+}
+
+/// [`to_python_json`] into a buffer of `size_hint` bytes to start with: about what the value
+/// encodes to, so that a large answer is written without growing its buffer on the way.
+pub fn to_python_json_sized<T: Serialize + ?Sized>(value: &T, size_hint: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size_hint);
     let mut serializer = Serializer::with_formatter(&mut out, PythonFormatter);
     // Serializing a `Serialize` value into a Vec cannot fail for the JSON values the protocol
     // modules build (string keys only).

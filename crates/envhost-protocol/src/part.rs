@@ -38,6 +38,21 @@ pub enum Part {
 }
 
 impl Part {
+    /// About how many bytes the part encodes to: its text, data or file content, and a few
+    /// bytes of framing (more when its text needs escapes).
+    pub fn size_hint(&self) -> usize {
+        const FRAMING: usize = 64;
+        FRAMING
+            + match self {
+                Self::Text { text, .. } => text.len(),
+                Self::Data { data, .. } => data.as_str().len(),
+                Self::File { file, .. } => match &file.content {
+                    FileContent::Bytes { bytes } => bytes.len(),
+                    FileContent::Uri { uri } => uri.len(),
+                },
+            }
+    }
+
     /// A part from its JSON (protocol.md#parts), as the reference's models read it: only objects,
     /// where serde's derive would also read a part, or its file, from an array.
     ///

@@ -37,7 +37,13 @@ pub async fn rpc(Current(episode): Current, body: Bytes) -> Response {
 /// The answer to request `id` of `operation` that came out as `result`.
 fn answer(id: Value, operation: Operation, result: Result<Answer, DataError>) -> Response {
     match result {
-        Ok(result) => reply::json(StatusCode::OK, &jsonrpc::success(id, result)),
+        Ok(result) => {
+            let size_hint = match &result {
+                Answer::Parts { parts } => parts.iter().map(Part::size_hint).sum::<usize>() + 64,
+                Answer::Empty {} => 64,
+            };
+            reply::json_sized(StatusCode::OK, &jsonrpc::success(id, result), size_hint)
+        }
         Err(DataError::Params(detail)) => reply::json(
             StatusCode::OK,
             &RpcError::invalid_params(id, detail).to_json(),

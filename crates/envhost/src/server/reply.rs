@@ -5,17 +5,23 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::Serialize;
 
 use envhost_protocol::error::CodedError;
-use envhost_protocol::json::to_python_json;
+use envhost_protocol::json::to_python_json_sized;
 
 /// A JSON response encoded as the reference SDK's own routes encode it (protocol.md#json-encoding).
 pub fn json(status: StatusCode, value: &impl Serialize) -> Response {
+    json_sized(status, value, 128)
+}
+
+/// [`json`] of a value that encodes to about `size_hint` bytes, written into a body of that
+/// size to start with.
+pub fn json_sized(status: StatusCode, value: &impl Serialize, size_hint: usize) -> Response {
     (
         status,
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        to_python_json(value),
+        to_python_json_sized(value, size_hint),
     )
         .into_response()
 }
