@@ -96,7 +96,8 @@ impl Op {
     }
 }
 
-/// SHA-256 of a guest's answer in envhost's canonical encoding: strings and byte lists as a
+/// The hash ([`super::AnswerHash`]: BLAKE3, or SHA-256 in a journal read from a version-2
+/// snapshot file) of a guest's answer in envhost's canonical encoding: strings and byte lists as a
 /// little-endian `u64` length then the bytes, options as `0` or `1` then the value, booleans and
 /// tags as one byte, `u16` little-endian; an `Ok` answer is tag `0` then its value, an
 /// `env-error` tag `1` then its fields in WIT order.
