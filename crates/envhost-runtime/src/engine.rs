@@ -9,7 +9,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::error::LoadError;
-use crate::limits::{EPOCH_TICK, IDLE_AFTER, IDLE_TICK, Limits};
+use crate::limits::{BETWEEN_CALLS_TICK, EPOCH_TICK, IDLE_AFTER, IDLE_TICK, Limits};
 use crate::store::StoreData;
 
 /// How the engine allocates instances.
@@ -176,8 +176,9 @@ impl Runtime {
     }
 }
 
-/// Advances `engine`'s epoch every [`EPOCH_TICK`] while guests run (`running` above zero in the
-/// last [`IDLE_AFTER`]), every [`IDLE_TICK`] otherwise; stops when the engine is dropped.
+/// Advances `engine`'s epoch every [`EPOCH_TICK`] while guests run (`running` above zero),
+/// every [`BETWEEN_CALLS_TICK`] while none runs but one ran in the last [`IDLE_AFTER`], every
+/// [`IDLE_TICK`] otherwise; stops when the engine is dropped.
 fn start_ticker(engine: &Engine, running: Arc<AtomicUsize>) -> std::io::Result<()> {
     let weak = engine.weak();
     std::thread::Builder::new()
@@ -187,11 +188,15 @@ fn start_ticker(engine: &Engine, running: Arc<AtomicUsize>) -> std::io::Result<(
             while let Some(engine) = weak.upgrade() {
                 engine.increment_epoch();
                 drop(engine);
-                if running.load(Ordering::Relaxed) > 0 {
+                let tick = if running.load(Ordering::Relaxed) > 0 {
                     last_busy = Instant::now();
-                }
-                let idle = last_busy.elapsed() > IDLE_AFTER;
-                std::thread::sleep(if idle { IDLE_TICK } else { EPOCH_TICK });
+                    EPOCH_TICK
+                } else if last_busy.elapsed() > IDLE_AFTER {
+                    IDLE_TICK
+                } else {
+                    BETWEEN_CALLS_TICK
+                };
+                std::thread::sleep(tick);
             }
         })
         .map(drop)
