@@ -7,6 +7,8 @@ use std::io;
 use serde::Serialize;
 use serde_json::ser::{Formatter, Serializer};
 
+use crate::python_form::is_python_form;
+
 /// A [`Formatter`] that writes what Python's `json.dumps(value)` writes.
 struct PythonFormatter;
 
@@ -69,13 +71,17 @@ impl Formatter for PythonFormatter {
 /// control characters and everything beyond ASCII as lowercase `\uXXXX`, the rest as itself,
 /// whichever way the text wrote it). Numbers are written as the text wrote them.
 ///
-/// Text already in that form (what an environment built with the Rust SDK prints) is copied
-/// in runs as long as the text: only bytes that change interrupt a run.
+/// Text already in that form (what the SDKs print for `data/get`) is recognised 64 bytes at a
+/// time ([`is_python_form`]) and copied whole; other text is copied in runs as long as the
+/// text allows: only bytes that change interrupt a run.
 ///
 /// # Errors
 /// The writer's.
 pub fn write_python_raw<W: ?Sized + io::Write>(w: &mut W, raw: &str) -> io::Result<()> {
     let bytes = raw.as_bytes();
+    if is_python_form(raw) {
+        return w.write_all(bytes);
+    }
     let mut i = 0;
     // The start of the run of bytes not yet written that are written as they are.
     let mut run = 0;

@@ -18,6 +18,7 @@ pub mod json;
 pub mod json_object;
 pub mod jsonrpc;
 pub mod part;
+mod python_form;
 pub mod role;
 pub mod tool_access;
 pub mod tool_result;
