@@ -11,6 +11,40 @@ use crate::bindings::agentenv::environment::types as wit;
 use crate::call::CallContext;
 use crate::capability::wasi::Reading;
 
+/// Bytes of framing, context and digest an entry takes besides its operation's strings, at
+/// most in all but rare calls.
+const ENTRY_FRAMING: usize = 128;
+
+/// About how many bytes the entry of `op` encodes to: its strings and bytes, and
+/// [`ENTRY_FRAMING`]. Room for that is made before an entry is written, so that a large one
+/// (a seed of megabytes) is copied into the journal once, not through every size a growing
+/// buffer passes.
+fn size_hint(op: &Op) -> usize {
+    let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+    ENTRY_FRAMING
+        + match op {
+            Op::Reset | Op::GetData => 0,
+            Op::AddData(parts) => parts
+                .iter()
+                .map(|part| {
+                    8 + match part {
+                        wit::Part::Text(p) => p.text.len() + opt(&p.metadata),
+                        wit::Part::Data(p) => p.data.len() + opt(&p.metadata),
+                        wit::Part::File(p) => {
+                            let content = match &p.file {
+                                wit::FileContent::Bytes(bytes) => bytes.len(),
+                                wit::FileContent::Uri(uri) => uri.len(),
+                            };
+                            content + opt(&p.mime_type) + opt(&p.name) + opt(&p.metadata)
+                        }
+                    }
+                })
+                .sum(),
+            Op::CallTool { name, arguments } => name.len() + arguments.len(),
+            Op::CallExtension { uri, op, request } => uri.len() + op.len() + request.len(),
+        }
+}
+
 /// Appends one entry to `out`.
 pub(crate) fn encode(
     out: &mut Vec<u8>,
@@ -19,6 +53,7 @@ pub(crate) fn encode(
     readings: &[Reading],
     answer: &AnswerDigest,
 ) {
+    out.reserve(size_hint(op));
     let mut w = Writer(out);
     match op {
         Op::Reset => w.u8(0),
@@ -269,5 +304,65 @@ impl<'b> Reader<'_, 'b> {
             }
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{Answer, Journal};
+
+    #[test]
+    fn an_entry_fits_in_the_room_made_for_it() {
+        let big = "x".repeat(100_000);
+        let meta = Some(r#"{"m": 1}"#.to_owned());
+        let ops = [
+            Op::Reset,
+            Op::GetData,
+            Op::AddData(vec![
+                wit::Part::Text(wit::TextPart {
+                    text: big.clone(),
+                    metadata: meta.clone(),
+                }),
+                wit::Part::Data(wit::DataPart {
+                    data: format!(r#"{{"a": "{big}"}}"#),
+                    metadata: meta.clone(),
+                }),
+                wit::Part::File(wit::FilePart {
+                    file: wit::FileContent::Bytes(big.clone().into_bytes()),
+                    mime_type: Some("text/plain".into()),
+                    name: Some("a.txt".into()),
+                    metadata: meta.clone(),
+                }),
+                wit::Part::File(wit::FilePart {
+                    file: wit::FileContent::Uri(big.clone()),
+                    mime_type: None,
+                    name: None,
+                    metadata: None,
+                }),
+            ]),
+            Op::CallTool {
+                name: "slack_send".into(),
+                arguments: big.clone(),
+            },
+            Op::CallExtension {
+                uri: "urn:x".into(),
+                op: "stats".into(),
+                request: big.clone(),
+            },
+        ];
+        let answer = Journal::default().digest(&Ok(Answer::Done));
+        let readings = [Reading::Monotonic(1), Reading::Wall(2)];
+        for op in &ops {
+            let mut out = Vec::new();
+            encode(&mut out, op, None, &readings, &answer);
+            assert!(out.len() <= size_hint(op), "{}", op.describe());
+            assert!(
+                out.len() + ENTRY_FRAMING > size_hint(op),
+                "{}",
+                op.describe()
+            );
+            assert!(decode(&mut out.as_slice()).is_some());
+        }
     }
 }
