@@ -97,8 +97,8 @@ fn prefix_xor(mut x: u64) -> u64 {
 /// each `,` and `:`. `false` also for some texts in that form (any with an escape), which the
 /// byte-at-a-time writer then copies run by run.
 pub fn is_python_form(text: &str) -> bool {
-    // Every bit of the previous block's last byte inside a string (from its opening quote up
-    // to its closing one), and its last byte a separator outside strings.
+    // All ones when the previous block ended inside a string (from an opening quote up to,
+    // not including, its closing one); 1 when it ended with a separator outside strings.
     let mut in_string = 0u64;
     let mut separator_carry = 0u64;
     for block in text.as_bytes().chunks(BLOCK) {
