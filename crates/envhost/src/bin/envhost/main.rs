@@ -139,10 +139,6 @@ struct Serve {
     /// core].
     #[arg(long)]
     guest_threads: Option<usize>,
-    /// Threads serving HTTP, each accepting connections and serving every request on them
-    /// [default: one per core].
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    http_threads: Option<u16>,
     /// Snapshots that keep a pre-initialised image, so their restores cost one instantiation;
     /// the least recently restored loses its image first; 0 replays every restore.
     #[arg(long, default_value_t = envhost::DEFAULT_SNAPSHOT_IMAGES)]
@@ -275,13 +271,10 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
     });
 
     let bind = args.host.trim_start_matches('[').trim_end_matches(']');
-    let listener = std::net::TcpListener::bind((bind, args.port))
+    let listener = tokio::net::TcpListener::bind((bind, args.port))
+        .await
         .with_context(|| format!("binding {bind}:{}", args.port))?;
     let bound = listener.local_addr()?;
-    let http_threads = args.http_threads.map_or_else(
-        || std::thread::available_parallelism().map_or(2, usize::from),
-        usize::from,
-    );
     let names: Vec<&str> = host
         .environments()
         .iter()
@@ -294,7 +287,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
          MCP /mcp; more episodes: POST /episodes)",
         names[0],
     );
-    server::serve_threads(listener, http_threads, router, state, shutdown_signal()).await?;
+    server::serve(listener, router, state, shutdown_signal()).await?;
     Ok(())
 }
 
