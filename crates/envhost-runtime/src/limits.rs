@@ -12,7 +12,7 @@ pub const EPOCH_TICK: Duration = Duration::from_micros(250);
 
 /// How often the epoch advances while no guest runs but one ran in the last [`IDLE_AFTER`]
 /// (a call that starts then may run up to one such tick before its first yield): between the
-/// calls of a busy episode the ticker wakes a quarter as often as during them.
+/// calls of a busy host the ticker wakes a quarter as often as during them.
 pub const BETWEEN_CALLS_TICK: Duration = Duration::from_millis(1);
 
 /// How often the epoch advances once no guest has run for [`IDLE_AFTER`] (a call that starts
