@@ -26,13 +26,18 @@ use tokio::sync::oneshot;
 /// Where episodes' calls run.
 pub struct GuestThreads {
     runtime: Option<tokio::runtime::Runtime>,
+    /// The runtime these were made on, if any: where [`GuestThreads::spawn`] starts its work.
+    home: Option<Handle>,
 }
 
 impl GuestThreads {
     /// Always on the tokio runtime of the caller: the fewest hand-offs, for in-process use where
     /// the caller's threads do nothing else.
     pub fn shared() -> Self {
-        Self { runtime: None }
+        Self {
+            runtime: None,
+            home: Handle::try_current().ok(),
+        }
     }
 
     /// With `threads` threads of their own (a multi-threaded tokio runtime named `envhost-guest`,
@@ -49,6 +54,7 @@ impl GuestThreads {
             .build()?;
         Ok(Self {
             runtime: Some(runtime),
+            home: Handle::try_current().ok(),
         })
     }
 
@@ -59,13 +65,16 @@ impl GuestThreads {
         }
     }
 
-    /// Runs `task` (work that runs guests, such as making an image) on the current tokio
-    /// runtime, roaming to the guest threads when there are any.
+    /// Runs `task` (work that runs guests, such as making an image) on the tokio runtime these
+    /// threads were made on (the current one when they were made outside any), roaming to the
+    /// guest threads when there are any. Work in the background so stays off a runtime that
+    /// serves a share of the connections, such as one HTTP thread's.
     ///
     /// # Panics
-    /// Outside a tokio runtime.
+    /// Made outside a tokio runtime and called outside one.
     pub fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
-        self.placement().spawn(Box::pin(task), false);
+        let home = self.home.clone().unwrap_or_else(Handle::current);
+        self.placement().spawn_from(home, Box::pin(task), false);
     }
 }
 
@@ -101,16 +110,15 @@ impl Placement {
             Poll::Pending => {
                 let (reply, answer) = oneshot::channel();
                 let task = Box::pin(async move { drop(reply.send(call.await)) });
-                self.spawn(task, COMPUTING.get());
+                self.spawn_from(Handle::current(), task, COMPUTING.get());
                 Started::Moved(answer)
             }
         }
     }
 
-    /// Spawns `task` as a roaming task on the current runtime, or on the guest threads when
+    /// Spawns `task` as a roaming task whose home is `home`, on the guest threads when
     /// `computing` and there are any.
-    fn spawn(&self, task: BoxFuture<'static, ()>, computing: bool) {
-        let home = Handle::current();
+    fn spawn_from(&self, home: Handle, task: BoxFuture<'static, ()>, computing: bool) {
         let Some(guests) = self.guests.clone() else {
             drop(home.spawn(task));
             return;

@@ -11,11 +11,14 @@ pub mod computers;
 mod data_plane;
 mod episodes;
 mod extensions;
+mod http_threads;
 pub mod mcp;
 mod reply;
 mod snapshots;
 mod state;
 mod tool_access;
+
+pub use http_threads::serve_threads;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -198,17 +201,23 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let evictor = tokio::spawn(async move {
+    let evictor = spawn_evictor(state);
+    let served = run(listener, router, shutdown).await;
+    evictor.abort();
+    served
+}
+
+/// A task on the current runtime that evicts idle episodes of `state`'s host every
+/// [`EVICTION_INTERVAL`] (and sweeps the MCP sessions of those evicted) until aborted.
+fn spawn_evictor(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
         let mut every = tokio::time::interval(EVICTION_INTERVAL);
         loop {
             every.tick().await;
             let evicted = state.host.evict_idle(Some(state.root.id()));
             state.mcp.sweep(&state.host, evicted > 0);
         }
-    });
-    let served = run(listener, router, shutdown).await;
-    evictor.abort();
-    served
+    })
 }
 
 /// Serves `router` on `listener` until `shutdown` completes (then gives open connections
@@ -227,6 +236,19 @@ pub async fn run(
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
     });
+    run_on(listener, router, shutdown).await
+}
+
+/// [`run`] over any axum listener, whose connections come with their options set.
+async fn run_on<L>(
+    listener: L,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
     let service = router.map_request(collapse_slashes);
     let (signalled, grace) = tokio::sync::oneshot::channel::<()>();
     let served = axum::serve(

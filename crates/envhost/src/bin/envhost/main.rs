@@ -139,6 +139,10 @@ struct Serve {
     /// core].
     #[arg(long)]
     guest_threads: Option<usize>,
+    /// Threads serving HTTP, each serving every request on the connections handed to it (new
+    /// connections go to the thread with the fewest open) [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    http_threads: Option<u16>,
     /// Snapshots that keep a pre-initialised image, so their restores cost one instantiation;
     /// the least recently restored loses its image first; 0 replays every restore.
     #[arg(long, default_value_t = envhost::DEFAULT_SNAPSHOT_IMAGES)]
@@ -275,6 +279,10 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {bind}:{}", args.port))?;
     let bound = listener.local_addr()?;
+    let http_threads = args.http_threads.map_or_else(
+        || std::thread::available_parallelism().map_or(2, usize::from),
+        usize::from,
+    );
     let names: Vec<&str> = host
         .environments()
         .iter()
@@ -287,7 +295,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
          MCP /mcp; more episodes: POST /episodes)",
         names[0],
     );
-    server::serve(listener, router, state, shutdown_signal()).await?;
+    server::serve_threads(listener, http_threads, router, state, shutdown_signal()).await?;
     Ok(())
 }
 
