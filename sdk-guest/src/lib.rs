@@ -38,6 +38,7 @@ pub mod computer;
 mod context;
 mod error;
 mod export;
+mod json;
 mod list;
 pub mod log;
 mod output;

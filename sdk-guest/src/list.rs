@@ -44,10 +44,10 @@ pub fn elements<T: Serialize + ?Sized>(value: &T) -> Result<Vec<Element>, NotALi
 }
 
 fn element<T: Serialize + ?Sized>(value: &T) -> Result<Element, NotAList> {
-    let json = serde_json::to_string(value).map_err(ser::Error::custom)?;
+    let json = crate::json::to_string(value).map_err(ser::Error::custom)?;
     let block = match json.as_bytes().first() {
         Some(b'"') => serde_json::from_str(&json).map_err(ser::Error::custom)?,
-        Some(b'{' | b'[') => serde_json::to_string_pretty(value).map_err(ser::Error::custom)?,
+        Some(b'{' | b'[') => crate::json::to_string_pretty(value).map_err(ser::Error::custom)?,
         _ => json.clone(),
     };
     Ok(Element { json, block })

@@ -28,7 +28,7 @@ fn block(value: &Value) -> ContentBlock {
     match value {
         Value::String(s) => ContentBlock::Text(s.clone()),
         other => ContentBlock::Text(
-            serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
+            crate::json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
         ),
     }
 }
@@ -52,7 +52,7 @@ fn content<T: Serialize + ?Sized>(value: &T) -> Result<(Vec<ContentBlock>, Strin
         json.push(']');
         return Ok((blocks, json));
     }
-    let json = serde_json::to_string(value).map_err(|e| invalid_result(&e))?;
+    let json = crate::json::to_string(value).map_err(|e| invalid_result(&e))?;
     let block = match json.as_bytes().first() {
         Some(b'n') => return Ok((Vec::new(), json)),
         Some(b'"') => serde_json::from_str(&json).map_err(|e| invalid_result(&e))?,
@@ -60,7 +60,7 @@ fn content<T: Serialize + ?Sized>(value: &T) -> Result<(Vec<ContentBlock>, Strin
             let items: Vec<Value> = serde_json::from_str(&json).map_err(|e| invalid_result(&e))?;
             return Ok((items.iter().map(block).collect(), json));
         }
-        Some(b'{') => serde_json::to_string_pretty(value).map_err(|e| invalid_result(&e))?,
+        Some(b'{') => crate::json::to_string_pretty(value).map_err(|e| invalid_result(&e))?,
         _ => json.clone(),
     };
     Ok((vec![ContentBlock::Text(block)], json))
@@ -92,7 +92,7 @@ pub fn tool_result<T: Serialize>(value: &T, shape: OutputShape) -> Result<ToolRe
 /// # Errors
 /// `invalid_result` when `value` does not serialize to JSON.
 pub fn extension_answer<T: Serialize>(value: &T) -> Result<String, EnvError> {
-    let json = serde_json::to_string(value).map_err(|e| invalid_result(&e))?;
+    let json = crate::json::to_string(value).map_err(|e| invalid_result(&e))?;
     Ok(if json == "null" {
         "{}".to_owned()
     } else {

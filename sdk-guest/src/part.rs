@@ -4,7 +4,7 @@ use std::io;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::ser::{Formatter, Serializer};
+use serde_json::ser::Formatter;
 use serde_json::{Map, Value};
 
 use crate::bindings::agentenv::environment::types as wit;
@@ -31,7 +31,7 @@ pub struct TextPart {
 }
 
 /// Compact JSON but for `", "` and `": "` between items, keys and values.
-struct Spaced;
+pub(crate) struct Spaced;
 
 impl Formatter for Spaced {
     fn begin_array_value<W: ?Sized + io::Write>(
@@ -57,10 +57,7 @@ impl Formatter for Spaced {
 
 /// `value` as JSON text with the [`Spaced`] separators.
 fn spaced<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
-    let mut text = Vec::with_capacity(128);
-    value.serialize(&mut Serializer::with_formatter(&mut text, Spaced))?;
-    // serde_json writes UTF-8 only.
-    Ok(String::from_utf8(text).unwrap_or_default())
+    crate::json::to_string_with(value, Spaced, 128)
 }
 
 /// A JSON object as its JSON text, as it crosses the component boundary: read it into your own
