@@ -69,6 +69,24 @@ impl<F: Formatter> Serializer<F> {
             .map_err(Error::io)
     }
 
+    /// Opens an array or object with `begin`, and closes it at once with `end` when `len` says
+    /// it is empty (as serde_json does).
+    fn open(
+        &mut self,
+        len: Option<usize>,
+        begin: fn(&mut F, &mut Vec<u8>) -> io::Result<()>,
+        end: fn(&mut F, &mut Vec<u8>) -> io::Result<()>,
+    ) -> Result<Compound<'_, F>> {
+        begin(&mut self.formatter, &mut self.writer).map_err(Error::io)?;
+        let state = if len == Some(0) {
+            end(&mut self.formatter, &mut self.writer).map_err(Error::io)?;
+            State::Empty
+        } else {
+            State::First
+        };
+        Ok(Compound::Items { ser: self, state })
+    }
+
     fn end_variant(&mut self) -> Result<()> {
         self.formatter
             .end_object_value(&mut self.writer)
@@ -223,18 +241,7 @@ impl<'a, F: Formatter> ser::Serializer for &'a mut Serializer<F> {
     }
 
     fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'a, F>> {
-        self.formatter
-            .begin_array(&mut self.writer)
-            .map_err(Error::io)?;
-        let state = if len == Some(0) {
-            self.formatter
-                .end_array(&mut self.writer)
-                .map_err(Error::io)?;
-            State::Empty
-        } else {
-            State::First
-        };
-        Ok(Compound::Items { ser: self, state })
+        self.open(len, F::begin_array, F::end_array)
     }
 
     fn serialize_tuple(self, len: usize) -> Result<Compound<'a, F>> {
@@ -257,18 +264,7 @@ impl<'a, F: Formatter> ser::Serializer for &'a mut Serializer<F> {
     }
 
     fn serialize_map(self, len: Option<usize>) -> Result<Compound<'a, F>> {
-        self.formatter
-            .begin_object(&mut self.writer)
-            .map_err(Error::io)?;
-        let state = if len == Some(0) {
-            self.formatter
-                .end_object(&mut self.writer)
-                .map_err(Error::io)?;
-            State::Empty
-        } else {
-            State::First
-        };
-        Ok(Compound::Items { ser: self, state })
+        self.open(len, F::begin_object, F::end_object)
     }
 
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Compound<'a, F>> {
@@ -354,43 +350,28 @@ impl<F: Formatter> Compound<'_, F> {
     }
 }
 
-impl<F: Formatter> ser::SerializeSeq for Compound<'_, F> {
-    type Ok = ();
-    type Error = Error;
+/// The traits of a sequence-like container whose items are written as an array's elements.
+macro_rules! array_items {
+    ($($trait:ident :: $method:ident,)*) => {
+        $(impl<F: Formatter> ser::$trait for Compound<'_, F> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+                self.element(value)
+            }
 
-    fn end(mut self) -> Result<()> {
-        self.end_array()
-    }
+            fn end(mut self) -> Result<()> {
+                self.end_array()
+            }
+        })*
+    };
 }
 
-impl<F: Formatter> ser::SerializeTuple for Compound<'_, F> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
-
-    fn end(mut self) -> Result<()> {
-        self.end_array()
-    }
-}
-
-impl<F: Formatter> ser::SerializeTupleStruct for Compound<'_, F> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
-
-    fn end(mut self) -> Result<()> {
-        self.end_array()
-    }
+array_items! {
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
 }
 
 impl<F: Formatter> ser::SerializeTupleVariant for Compound<'_, F> {
@@ -494,13 +475,22 @@ fn key_must_be_a_string() -> Error {
     Error::custom("key must be a string")
 }
 
+impl<F: Formatter> KeySerializer<'_, F> {
+    /// What `write` writes, between quotes.
+    fn quoted(self, write: impl FnOnce(&mut F, &mut Vec<u8>) -> io::Result<()>) -> Result<()> {
+        let ser = self.0;
+        ser.formatter
+            .begin_string(&mut ser.writer)
+            .map_err(Error::io)?;
+        write(&mut ser.formatter, &mut ser.writer).map_err(Error::io)?;
+        ser.formatter.end_string(&mut ser.writer).map_err(Error::io)
+    }
+}
+
 macro_rules! quoted_key {
     ($($method:ident($type:ty) => $write:ident,)*) => {
         $(fn $method(self, value: $type) -> Result<()> {
-            let ser = self.0;
-            ser.formatter.begin_string(&mut ser.writer).map_err(Error::io)?;
-            ser.formatter.$write(&mut ser.writer, value).map_err(Error::io)?;
-            ser.formatter.end_string(&mut ser.writer).map_err(Error::io)
+            self.quoted(|f, w| f.$write(w, value))
         })*
     };
 }
@@ -549,28 +539,14 @@ impl<F: Formatter> ser::Serializer for KeySerializer<'_, F> {
         if !value.is_finite() {
             return Err(float_key_must_be_finite());
         }
-        let ser = self.0;
-        ser.formatter
-            .begin_string(&mut ser.writer)
-            .map_err(Error::io)?;
-        ser.formatter
-            .write_f32(&mut ser.writer, value)
-            .map_err(Error::io)?;
-        ser.formatter.end_string(&mut ser.writer).map_err(Error::io)
+        self.quoted(|f, w| f.write_f32(w, value))
     }
 
     fn serialize_f64(self, value: f64) -> Result<()> {
         if !value.is_finite() {
             return Err(float_key_must_be_finite());
         }
-        let ser = self.0;
-        ser.formatter
-            .begin_string(&mut ser.writer)
-            .map_err(Error::io)?;
-        ser.formatter
-            .write_f64(&mut ser.writer, value)
-            .map_err(Error::io)?;
-        ser.formatter.end_string(&mut ser.writer).map_err(Error::io)
+        self.quoted(|f, w| f.write_f64(w, value))
     }
 
     fn serialize_char(self, value: char) -> Result<()> {
