@@ -132,9 +132,10 @@ impl std::ops::Deref for TestServer {
 }
 
 impl TestServer {
-    /// Serves `config` (bodies up to 64 MiB) and waits until the port is open.
+    /// Serves `config` (bodies up to 64 MiB, open to every caller) and waits until the port is
+    /// open.
     pub fn start(config: HostConfig) -> anyhow::Result<Self> {
-        Self::start_with_body_limit(config, server::DEFAULT_MAX_BODY_BYTES)
+        Self::start_with(config, server::ServeConfig::default())
     }
 
     /// Serves `config` with bodies up to `max_body_bytes`.
@@ -142,6 +143,15 @@ impl TestServer {
         config: HostConfig,
         max_body_bytes: usize,
     ) -> anyhow::Result<Self> {
+        let serving = server::ServeConfig {
+            max_body_bytes,
+            ..server::ServeConfig::default()
+        };
+        Self::start_with(config, serving)
+    }
+
+    /// Serves `config` as `serving` says.
+    pub fn start_with(config: HostConfig, serving: server::ServeConfig) -> anyhow::Result<Self> {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -152,7 +162,7 @@ impl TestServer {
             rt.block_on(async move {
                 let started = async {
                     let host = Arc::new(Host::new(config).await?);
-                    let (router, state) = server::app(host.clone(), max_body_bytes).await?;
+                    let (router, state) = server::app(host.clone(), serving).await?;
                     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
                     anyhow::Ok((host, router, state, listener))
                 };

@@ -5,6 +5,7 @@ use envhost::runtime::driver::bindings::agentenv::computer::types::{
     Button, Point, ScrollDirection,
 };
 use envhost::runtime::driver::{Driver, DriverCallError, DriverLoadError, Grants, Groups, Pixels};
+use envhost::runtime::world::{CompileError, World};
 use envhost::runtime::{Limits, Runtime};
 use envhost_tests::guest;
 
@@ -95,10 +96,11 @@ async fn an_environment_is_not_a_driver() {
     let bytes = std::fs::read(guest("counter")).unwrap();
     let refused = Driver::from_bytes(&runtime, bytes, Limits::default(), &Grants::default()).await;
     match refused {
-        Err(DriverLoadError::Compile(message)) => {
-            assert!(
-                message.contains("agentenv:computer/operations"),
-                "{message}"
+        Err(e @ DriverLoadError::Compile(CompileError::OtherWorld { found, wanted })) => {
+            assert_eq!((found, wanted), (World::Environment, World::Driver));
+            assert_eq!(
+                e.to_string(),
+                "an environment component, not a computer driver"
             );
         }
         Err(other) => panic!("expected a compile error, got {other}"),

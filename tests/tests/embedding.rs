@@ -103,7 +103,7 @@ async fn episodes_are_isolated_and_answer_as_over_http() {
     assert!(host.episode(a.id()).is_none());
     assert!(matches!(
         host.create_episode("nope").await,
-        Err(CreateError::UnknownEnvironment(_))
+        Err(CreateError::UnknownEnvironment { .. })
     ));
 }
 
@@ -262,7 +262,7 @@ async fn a_seeded_episode_is_made_in_one_call_or_not_at_all() {
     );
     assert!(matches!(
         host.create_seeded_episode("nope", seed()).await,
-        Err(SeedError::Create(CreateError::UnknownEnvironment(_)))
+        Err(SeedError::Create(CreateError::UnknownEnvironment { .. }))
     ));
     assert_eq!(host.episodes().len(), 1);
 }

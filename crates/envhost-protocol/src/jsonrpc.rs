@@ -144,20 +144,31 @@ pub fn parse_request<'a>(
             served,
         );
     }
-    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Null
-    } else {
-        serde_json::from_slice(body).map_err(|_| {
-            Box::new(RpcError {
-                id: Value::Null,
-                code: PARSE_ERROR,
-                message: "parse error".into(),
-                data: None,
-            })
-        })?
-    };
-    let Value::Object(object) = value else {
-        return Err(invalid_request(Value::Null));
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(invalid_request(
+            Value::Null,
+            "the body is empty: send one JSON-RPC 2.0 request object",
+        ));
+    }
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        Box::new(RpcError {
+            id: Value::Null,
+            code: PARSE_ERROR,
+            message: "parse error".into(),
+            data: Some(detail(&format!("the body is not JSON: {e}"))),
+        })
+    })?;
+    let object = match value {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            let message =
+                "the body is a JSON array: batches are not served; send one request object";
+            return Err(invalid_request(Value::Null, message));
+        }
+        other => {
+            let message = format!("the body is {}, not a request object", json_kind(&other));
+            return Err(invalid_request(Value::Null, &message));
+        }
     };
     let member = |key: &str| {
         let raw = object
@@ -243,9 +254,20 @@ fn check<'a>(
 ) -> Result<Request<'a>, Box<RpcError>> {
     let value = |raw: &RawValue| serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
     let id = id.map_or(Value::Null, |raw| value(&raw));
-    let version_ok = version.is_some_and(|raw| value(&raw).as_str() == Some("2.0"));
-    let Some(method) = method.filter(|_| version_ok).map(|raw| value(&raw)) else {
-        return Err(invalid_request(id));
+    match version.map(|raw| value(&raw)) {
+        Some(Value::String(v)) if v == "2.0" => {}
+        None => {
+            let message = "the request has no `jsonrpc` member; it must be \"2.0\"";
+            return Err(invalid_request(id, message));
+        }
+        Some(other) => {
+            let message = format!("`jsonrpc` is {other}; it must be \"2.0\"");
+            return Err(invalid_request(id, &message));
+        }
+    }
+    let Some(method) = method.map(|raw| value(&raw)) else {
+        let message = "the request has no `method` member (data/reset, data/add or data/get)";
+        return Err(invalid_request(id, message));
     };
     let operation = method
         .as_str()
@@ -279,12 +301,31 @@ fn empty_object() -> Box<RawValue> {
     RawValue::from_string("{}".into()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
 }
 
-fn invalid_request(id: Value) -> Box<RpcError> {
+/// `{"detail": text}`: where envhost says what is wrong with a request beyond the reference's
+/// message (protocol.md#envelope).
+fn detail(text: &str) -> Value {
+    serde_json::json!({ "detail": text })
+}
+
+/// What a JSON value is, with its article, for messages: `a string`, `a number`.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// -32600 `invalid request`, with `data.detail` saying why.
+fn invalid_request(id: Value, why: &str) -> Box<RpcError> {
     Box::new(RpcError {
         id,
         code: INVALID_REQUEST,
         message: "invalid request".into(),
-        data: None,
+        data: Some(detail(why)),
     })
 }
 
@@ -297,6 +338,37 @@ mod tests {
     fn code(body: &str) -> (i64, Value) {
         let e = parse_request(body.as_bytes(), &ALL).unwrap_err();
         (e.code, e.id)
+    }
+
+    fn why(body: &str) -> String {
+        let e = parse_request(body.as_bytes(), &ALL).unwrap_err();
+        e.data.unwrap()["detail"].as_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn envelope_errors_say_where_and_what() {
+        assert_eq!(
+            why("{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n}"),
+            "the body is not JSON: trailing comma at line 4 column 1"
+        );
+        assert_eq!(
+            why(r#"{"jsonrpc": "2.0", "id": 1}"#),
+            "the request has no `method` member (data/reset, data/add or data/get)"
+        );
+        assert_eq!(
+            why(r#"{"id": 1, "method": "data/get"}"#),
+            "the request has no `jsonrpc` member; it must be \"2.0\""
+        );
+        assert_eq!(
+            why(r#"{"jsonrpc": 2, "method": "data/get"}"#),
+            "`jsonrpc` is 2; it must be \"2.0\""
+        );
+        assert_eq!(
+            why(" "),
+            "the body is empty: send one JSON-RPC 2.0 request object"
+        );
+        assert!(why("[]").contains("batches are not served"));
+        assert_eq!(why("5"), "the body is a number, not a request object");
     }
 
     #[test]

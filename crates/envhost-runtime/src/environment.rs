@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use tokio::sync::OnceCell;
-use wasmtime::component::{Component, Instance, InstancePre, Linker};
+use wasmtime::component::{Instance, InstancePre, Linker};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
 use envhost_protocol::description::Description;
@@ -17,6 +17,7 @@ use crate::engine::Runtime;
 use crate::error::LoadError;
 use crate::limits::Limits;
 use crate::store::StoreData;
+use crate::world;
 
 /// An environment compiled once; every episode of it is instantiated from here.
 pub struct Environment {
@@ -89,9 +90,7 @@ impl Environment {
     ) -> Result<Self, LoadError> {
         let digest = component_digest(&bytes);
         let bytes: Arc<[u8]> = bytes.into();
-        let ready = Ready::compile(&runtime.engine, &runtime.linker, bytes.clone())
-            .await
-            .map_err(LoadError::Compile)?;
+        let ready = Ready::compile(&runtime.engine, &runtime.linker, bytes.clone()).await?;
         let sources = Sources::new(Seed::fresh());
         sources.tape.go_live();
         let mut live = instantiate(&runtime.engine, &ready, &limits, "describe", &sources)
@@ -192,7 +191,9 @@ impl Environment {
     /// # Errors
     /// The compiler's or the linker's message.
     pub(crate) async fn compile(&self, bytes: Vec<u8>) -> Result<Ready, String> {
-        Ready::compile(&self.engine, &self.linker, bytes.into()).await
+        Ready::compile(&self.engine, &self.linker, bytes.into())
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// The instrumented copy of the component, compiled from `instrumented` the first time.
@@ -213,16 +214,11 @@ impl Ready {
         engine: &Engine,
         linker: &Linker<StoreData>,
         bytes: Arc<[u8]>,
-    ) -> Result<Self, String> {
-        let engine = engine.clone();
-        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("{e:#}"))?;
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(|e| format!("{e:#}"))?;
-        let indices = WorldIndices::new(&pre).map_err(|e| format!("{e:#}"))?;
+    ) -> Result<Self, LoadError> {
+        let component = world::compile(engine, bytes, world::World::Environment).await?;
+        let link = |e: wasmtime::Error| LoadError::Link(format!("{e:#}"));
+        let pre = linker.instantiate_pre(&component).map_err(link)?;
+        let indices = WorldIndices::new(&pre).map_err(link)?;
         Ok(Self { pre, indices })
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use wasmtime::Trap;
 
 use crate::limits::MemoryExhausted;
+use crate::world::CompileError;
 use envhost_protocol::description::DescriptionError;
 use envhost_protocol::error::{Applied, CodedError};
 
@@ -23,8 +24,11 @@ pub enum LoadError {
         source: std::io::Error,
     },
     /// The bytes are not a component, or it does not target `agentenv:environment`.
-    #[error("not an environment component: {0}")]
-    Compile(String),
+    #[error("{0}")]
+    Compile(#[from] CompileError),
+    /// The component imports what no environment is given.
+    #[error("the environment cannot be linked: {0}")]
+    Link(String),
     /// Instantiating the component, or its `describe()`, failed.
     #[error("the environment failed to start: {0}")]
     Start(String),

@@ -33,6 +33,7 @@ mod runner;
 mod snapshot;
 mod store;
 mod threads;
+pub mod world;
 
 pub use call::CallContext;
 pub use capability::wasi::{Reading, Seed};

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use envhost::agent::model::ModelEndpoint;
 use envhost::agent::{AgentEvent, AgentEvents, AgentFailure, Collected, Prompt, Scope};
 use envhost::protocol::Part;
-use envhost::server::agents::{self, Agents};
 use envhost::{AgentConfig, EnvironmentConfig, Episode, Host, HostConfig, server};
 use envhost_tests::guest;
 use envhost_tests::model::{Answer, Model, serve};
@@ -195,11 +194,14 @@ impl Rig {
     /// Serves the agent at `POST /agents/subject/invoke` on 127.0.0.1, acting on the rig's
     /// episode, a quiet stream pinged every `heartbeat`; answers the invoke URL.
     pub async fn serve(&self, heartbeat: Duration) -> String {
-        let router = agents::router(Agents {
+        let state = server::AppState {
             host: self.host.clone(),
             root: self.episode.clone(),
-            heartbeat,
-        });
+            mcp: Arc::new(server::mcp::Endpoints::new(&self.host).expect("the tool listings")),
+            access: server::Access::open(),
+            agent_heartbeat: heartbeat,
+        };
+        let router = server::router(state, server::DEFAULT_MAX_BODY_BYTES);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port");

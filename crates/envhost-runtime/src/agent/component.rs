@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use wasmtime::component::{Component, InstancePre};
+use wasmtime::component::InstancePre;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::bindings::AgentPre;
@@ -16,16 +16,14 @@ use crate::engine::Runtime;
 use crate::limits::Limits;
 use crate::runner::counted::Counted;
 use crate::store::StoreData;
-
-/// The export every agent has.
-const HANDLER_EXPORT: &str = "agentenv:agent/handler@0.1.0";
+use crate::world::{self, CompileError, World};
 
 /// Why an agent component could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentLoadError {
     /// The bytes are not a component, or not an agent (no `handler` export).
-    #[error("not an agent component: {0}")]
-    NotAnAgent(String),
+    #[error("{0}")]
+    NotAnAgent(#[from] CompileError),
     /// It imports what no agent is given.
     #[error("the agent cannot be linked: {0}")]
     Link(String),
@@ -71,20 +69,7 @@ impl Agent {
         bytes: Vec<u8>,
         limits: Limits,
     ) -> Result<Self, AgentLoadError> {
-        let engine = runtime.engine.clone();
-        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
-            .await
-            .map_err(|e| AgentLoadError::NotAnAgent(e.to_string()))?
-            .map_err(|e| AgentLoadError::NotAnAgent(format!("{e:#}")))?;
-        if !component
-            .component_type()
-            .exports(&runtime.engine)
-            .any(|(name, _)| name == HANDLER_EXPORT)
-        {
-            return Err(AgentLoadError::NotAnAgent(format!(
-                "the component does not export {HANDLER_EXPORT}"
-            )));
-        }
+        let component = world::compile(&runtime.engine, bytes, World::Agent).await?;
         let pre: InstancePre<StoreData> = runtime
             .agent_linker
             .instantiate_pre(&component)

@@ -14,9 +14,7 @@ use crate::capability::x11::X11;
 use crate::engine::Runtime;
 use crate::limits::Limits;
 use crate::store::StoreData;
-
-/// The interface every driver exports.
-const OPERATIONS_EXPORT: &str = "agentenv:computer/operations@0.1.0";
+use crate::world::{self, CompileError, World};
 
 /// The `x11` capability's import name: a driver that imports it needs the operator's display
 /// grant.
@@ -26,8 +24,11 @@ const X11_IMPORT: &str = "agentenv:computer/x11@0.1.0";
 #[derive(Debug, thiserror::Error)]
 pub enum DriverLoadError {
     /// The bytes are not a component, or it does not export `agentenv:computer/operations`.
-    #[error("not a computer driver component: {0}")]
-    Compile(String),
+    #[error("{0}")]
+    Compile(#[from] CompileError),
+    /// The component imports what no driver is given, or wasmtime refused the driver linker.
+    #[error("the driver cannot be linked: {0}")]
+    Link(String),
     /// The component imports a capability the operator did not grant.
     #[error(
         "the driver imports {import}, which needs a display granted to it (`--display :N`); none is"
@@ -134,20 +135,7 @@ impl Driver {
         limits: Limits,
         grants: &Grants,
     ) -> Result<Self, DriverLoadError> {
-        let engine = runtime.engine.clone();
-        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
-            .await
-            .map_err(|e| DriverLoadError::Compile(e.to_string()))?
-            .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))?;
-        if !component
-            .component_type()
-            .exports(&runtime.engine)
-            .any(|(name, _)| name == OPERATIONS_EXPORT)
-        {
-            return Err(DriverLoadError::Compile(format!(
-                "the component does not export {OPERATIONS_EXPORT}"
-            )));
-        }
+        let component = world::compile(&runtime.engine, bytes, World::Driver).await?;
         let uses_x11 = imports_x11(&runtime.engine, &component);
         let display = match (uses_x11, &grants.display) {
             (false, _) => None,
@@ -160,14 +148,14 @@ impl Driver {
         };
         let pre = if display.is_some() {
             let linker = crate::linker::driver(&runtime.engine, true)
-                .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))?;
+                .map_err(|e| DriverLoadError::Link(format!("{e:#}")))?;
             link(&linker, &component)?
         } else {
             link(&runtime.driver_linker, &component)?
         };
         let indices = Arc::new(Indices {
             operations: operations::GuestIndices::new(&pre)
-                .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))?,
+                .map_err(|e| DriverLoadError::Link(format!("{e:#}")))?,
             pointer: pointer::GuestIndices::new(&pre).ok(),
             keyboard: keyboard::GuestIndices::new(&pre).ok(),
             display_modes: display_modes::GuestIndices::new(&pre).ok(),
@@ -281,5 +269,5 @@ fn link(
 ) -> Result<InstancePre<StoreData>, DriverLoadError> {
     linker
         .instantiate_pre(component)
-        .map_err(|e| DriverLoadError::Compile(format!("{e:#}")))
+        .map_err(|e| DriverLoadError::Link(format!("{e:#}")))
 }

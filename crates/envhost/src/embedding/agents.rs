@@ -90,7 +90,11 @@ impl Agents {
                 .map_err(|e| failed(format!("reading {}: {e}", agent.component.display())))?;
             let loaded = Agent::from_bytes(runtime, bytes, agent.limits)
                 .await
-                .map_err(|e| failed(format!("{}: {e}", agent.component.display())))?;
+                .map_err(|why| HostError::AgentLoad {
+                    name: agent.name.clone(),
+                    component: agent.component.clone(),
+                    why,
+                })?;
             tracing::info!(agent = %agent.name, environment = %agent.environment, "loaded");
             by_name.insert(
                 agent.name.clone(),

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 use super::catalog::{Catalog, Route, ServedTool};
 use super::metrics::{CallKind, Metrics};
+use crate::ids::Secret;
 use crate::transfers::Resolver;
 
 /// Why a data-plane operation failed (protocol.md#envelope).
@@ -53,6 +54,8 @@ pub struct Episode {
     id: String,
     /// The id's key in the host's tables ([`crate::ids`]).
     key: u128,
+    /// The secret of its agent URL.
+    secret: Secret,
     catalog: Arc<Catalog>,
     runner: Runner,
     resolver: Resolver,
@@ -145,6 +148,7 @@ impl Episode {
         let episode = Self {
             id,
             key,
+            secret: Secret::fresh(),
             catalog,
             runner,
             resolver,
@@ -165,6 +169,12 @@ impl Episode {
     /// The id's key in the host's tables.
     pub(crate) fn key(&self) -> u128 {
         self.key
+    }
+
+    /// The episode's own secret, which its agent URL carries (serve.md#access); made with the
+    /// episode, never the same for two.
+    pub fn secret(&self) -> &Secret {
+        &self.secret
     }
 
     /// The environment it is an episode of.

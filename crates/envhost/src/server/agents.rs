@@ -7,14 +7,11 @@
 //! With `Accept: application/json` it is the buffered `collect`: `{"text", "data"}`, or
 //! `{"failed": {"details", "retryable", "code"}}`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::any;
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
@@ -22,32 +19,13 @@ use serde_json::{Value, json};
 use envhost_protocol::error::CodedError;
 
 use super::reply;
+use super::state::AppState;
 use crate::agent::sessions::MAX_SESSION_BYTES;
 use crate::agent::{AgentEvents, Image, Prompt, Scope};
-use crate::embedding::{Episode, Host, InvokeError};
+use crate::embedding::InvokeError;
 
 /// The largest invoke body, in bytes.
 pub const MAX_INVOKE_BYTES: usize = 1 << 20;
-
-/// What the agents' route serves: the host's agents ([`Host::invoke`]) over its episodes.
-pub struct Agents {
-    /// The host whose agents and episodes these are.
-    pub host: Arc<Host>,
-    /// The root episode, acted on when a request names none and the agent is bound to its
-    /// environment.
-    pub root: Arc<Episode>,
-    /// How often a quiet stream gets `: ping`.
-    pub heartbeat: Duration,
-}
-
-type Shared = Arc<Agents>;
-
-/// The route `/agents/{name}/invoke`.
-pub fn router(agents: Agents) -> Router {
-    Router::new()
-        .route("/agents/{name}/invoke", any(invoke))
-        .with_state(Arc::new(agents))
-}
 
 fn refused(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
     let mut error = CodedError::new(code, message);
@@ -121,8 +99,10 @@ fn parse(body: &[u8]) -> Result<Invoke, String> {
     })
 }
 
-async fn invoke(
-    State(agents): State<Shared>,
+/// `POST /agents/{name}/invoke`: a turn of agent `name` of `state`'s host, on the episode the
+/// body names, else the root episode when the agent is bound to its environment.
+pub async fn invoke(
+    State(state): State<AppState>,
     Path(name): Path<String>,
     request: Request,
 ) -> Response {
@@ -137,14 +117,14 @@ async fn invoke(
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    let Some(environment) = agents.host.agent_environment(&name) else {
+    let Some(environment) = state.host.agent_environment(&name) else {
         return refused(
             StatusCode::NOT_FOUND,
             "agent_not_found",
             format!("no agent {name:?}"),
         );
     };
-    let root = (agents.root.catalog().name == environment).then(|| agents.root.id().to_owned());
+    let root = (state.root.catalog().name == environment).then(|| state.root.id().to_owned());
     let headers = request.headers().clone();
     let is_json = headers
         .get(header::CONTENT_TYPE)
@@ -175,7 +155,7 @@ async fn invoke(
     if request.scope.episode.is_none() {
         request.scope.episode = root;
     }
-    let events = match agents.host.invoke(&name, request.scope, request.prompt) {
+    let events = match state.host.invoke(&name, request.scope, request.prompt) {
         Ok(events) => events,
         Err(e) => {
             let status = match e {
@@ -192,7 +172,7 @@ async fn invoke(
     if buffered {
         return collected(events).await;
     }
-    stream(events, agents.heartbeat)
+    stream(events, state.agent_heartbeat)
 }
 
 async fn collected(events: AgentEvents) -> Response {

@@ -2,12 +2,15 @@
 //! `/`, and episodes beside it, each a computer of its own (its driver instance, frames, queue,
 //! MCP sessions and tool access) with every route of a computer under `/episodes/{id}/`.
 //!
-//! - `POST /episodes` (body empty or `{}`) → `201 {"id", "driver", "url", "root": false}`: a
-//!   fresh computer.
-//! - `POST /fork`, `POST /episodes/{id}/fork` → `201 {"id", "driver", "url", "root": false,
-//!   "forked_from"}`: a computer in the state of the root or of that episode.
-//! - `GET /episodes` → `{"episodes": [...]}`; `GET /episodes/{id}`; `DELETE /episodes/{id}` →
-//!   `{"id", "deleted": true}`.
+//! - `POST /episodes` (body empty or `{}`) → `201 {"id", "driver", "url", "agent_url",
+//!   "mcp_url", "root": false}`: a fresh computer.
+//! - `POST /fork`, `POST /episodes/{id}/fork` → `201 {…, "forked_from"}`: a computer in the
+//!   state of the root or of that episode.
+//! - `GET /episodes` → `{"episodes": [...]}`, the root computer first (`"root": true`, its
+//!   `url` `/`); `GET /episodes/{id}`; `DELETE /episodes/{id}` → `{"id", "deleted": true}` (409
+//!   `root_episode` for the root).
+//! - `/agent/{id}/{secret}/.well-known/agent-env.json` and `/agent/{id}/{secret}/mcp`: a
+//!   computer's card and MCP at its agent URL (serve.md#access).
 //! - `POST /snapshot`, `POST /episodes/{id}/snapshot` → `201 {"snapshot", "url", "inputs"}`: the
 //!   state kept in memory; `GET /snapshots`; `DELETE /snapshots/{id}`; `POST
 //!   /snapshots/{id}/episodes` or `POST /episodes {"snapshot": id}` → `201 {…, "snapshot"}`: a
@@ -25,6 +28,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use axum::Router;
 use axum::extract::{Path, Request, State};
+use axum::middleware;
 use axum::response::Response;
 use axum::routing::{any, get, post};
 use bytes::Bytes;
@@ -36,12 +40,14 @@ use envhost_protocol::computer::card::Shape;
 use envhost_protocol::error::{CodedError, INVALID_PARAMS};
 use envhost_runtime::driver::ForkError;
 
+use super::access::{self, AGENT_PREFIX, Access, agent_mcp_url, agent_url};
 use super::computer::{Served, router as computer_router};
 use super::reply;
 use crate::MAX_SNAPSHOTS;
 use crate::computer::exec::Exec;
 use crate::computer::{Computer, ComputerSnapshot};
-use crate::ids;
+use crate::ids::{self, Secret};
+use envhost_protocol::card::{MCP_PATH, WELL_KNOWN_PATH};
 
 /// Makes the commands capability of a new computer (each computer keeps its own `request_id`s).
 pub type MakeExec = Arc<dyn Fn() -> Exec + Send + Sync>;
@@ -67,16 +73,18 @@ impl Template {
     }
 }
 
-/// One computer and its routes.
+/// One computer, its routes and the secret of its agent URL.
 #[derive(Clone)]
 struct Entry {
     computer: Arc<Computer>,
     routes: Router,
+    secret: Secret,
 }
 
 /// The root computer and the episodes beside it.
 pub struct Computers {
     template: Template,
+    root_id: String,
     root: Entry,
     episodes: RwLock<HashMap<String, Entry>>,
     snapshots: RwLock<HashMap<String, Arc<ComputerSnapshot>>>,
@@ -91,9 +99,11 @@ impl Computers {
         let routes = template.serve(root.clone());
         Self {
             template,
+            root_id: ids::fresh().1,
             root: Entry {
                 computer: root,
                 routes,
+                secret: Secret::fresh(),
             },
             episodes: RwLock::default(),
             snapshots: RwLock::default(),
@@ -105,6 +115,14 @@ impl Computers {
         read(&self.episodes).get(id).cloned()
     }
 
+    /// Computer `id`, the root included.
+    fn get_any(&self, id: &str) -> Option<Entry> {
+        if id == self.root_id {
+            return Some(self.root.clone());
+        }
+        self.get(id)
+    }
+
     /// Adds `computer` as an episode, unless the cap is reached.
     fn add(&self, computer: Arc<Computer>) -> Result<String, CodedError> {
         let mut episodes = write(&self.episodes);
@@ -113,7 +131,15 @@ impl Computers {
         }
         let (_, id) = ids::fresh();
         let routes = self.template.serve(computer.clone());
-        episodes.insert(id.clone(), Entry { computer, routes });
+        let secret = Secret::fresh();
+        episodes.insert(
+            id.clone(),
+            Entry {
+                computer,
+                routes,
+                secret,
+            },
+        );
         Ok(id)
     }
 
@@ -171,18 +197,24 @@ fn not_found(id: &str) -> Response {
     reply::coded(&error)
 }
 
-fn summary(id: &str, computer: &Computer) -> Value {
+/// `{"id", "driver", "url", "agent_url", "mcp_url", "root"}`.
+fn summary(id: &str, entry: &Entry, root: bool) -> Value {
     json!({
         "id": id,
-        "driver": computer.driver().name(),
-        "url": format!("/episodes/{id}/"),
-        "root": false,
+        "driver": entry.computer.driver().name(),
+        "url": if root { "/".to_owned() } else { format!("/episodes/{id}/") },
+        "agent_url": agent_url(id, &entry.secret),
+        "mcp_url": agent_mcp_url(id, &entry.secret),
+        "root": root,
     })
 }
 
 /// `201` with the episode's summary and `extra` (`forked_from` or `snapshot`, and its value).
-fn created(id: &str, computer: &Computer, extra: Option<(&str, &str)>) -> Response {
-    let mut body = summary(id, computer);
+fn created(computers: &Computers, id: &str, extra: Option<(&str, &str)>) -> Response {
+    let Some(entry) = computers.get_any(id) else {
+        return not_found(id);
+    };
+    let mut body = summary(id, &entry, false);
     if let Some((key, value)) = extra {
         body[key] = json!(value);
     }
@@ -193,10 +225,17 @@ fn created(id: &str, computer: &Computer, extra: Option<(&str, &str)>) -> Respon
     response
 }
 
-/// The routes: the episodes' and the root computer's (docs/computer.md#episodes).
-pub fn router(computers: Computers) -> Router {
+/// The routes: the episodes' and the root computer's (docs/computer.md#episodes), and each
+/// computer's card and MCP at its agent URL, every request first past [`access::guard`] with
+/// `access`.
+pub fn router(computers: Computers, access: Access) -> Router {
     let shared: Shared = Arc::new(computers);
-    Router::new()
+    let agent_base = format!("{AGENT_PREFIX}/{{id}}/{{secret}}");
+    let mut router = Router::new();
+    for path in [WELL_KNOWN_PATH, MCP_PATH, "/mcp/"] {
+        router = router.route(&format!("{agent_base}{path}"), any(dispatch_agent));
+    }
+    router
         .route("/episodes", post(create).get(list))
         .route("/episodes/{id}", get(show).delete(delete))
         .route("/episodes/{id}/fork", post(fork_episode))
@@ -209,6 +248,7 @@ pub fn router(computers: Computers) -> Router {
         .route("/snapshots/{id}/episodes", post(restore_route))
         .fallback(root)
         .with_state(shared)
+        .layer(middleware::from_fn_with_state(access, access::guard))
 }
 
 async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
@@ -258,8 +298,8 @@ async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
         ),
         Err(e) => return reply::coded(&fork_failed(format!("starting the driver: {e:#}"))),
     };
-    match computers.add(computer.clone()) {
-        Ok(id) => created(&id, &computer, None),
+    match computers.add(computer) {
+        Ok(id) => created(&computers, &id, None),
         Err(e) => refused(&e),
     }
 }
@@ -311,7 +351,7 @@ async fn snapshot_episode(
     if let Err(e) = no_arguments(&body) {
         return reply::coded(&e);
     }
-    match computers.get(&id) {
+    match computers.get_any(&id) {
         Some(entry) => snapshot(&computers, &entry.computer).await,
         None => not_found(&id),
     }
@@ -369,8 +409,8 @@ async fn restore(computers: &Computers, id: &str) -> Response {
         Ok(computer) => computer,
         Err(e) => return fork_refused(&e),
     };
-    match computers.add(computer.clone()) {
-        Ok(episode) => created(&episode, &computer, Some(("snapshot", id))),
+    match computers.add(computer) {
+        Ok(episode) => created(computers, &episode, Some(("snapshot", id))),
         Err(e) => refused(&e),
     }
 }
@@ -389,8 +429,8 @@ async fn fork(computers: &Computers, from: &Computer, from_id: &str) -> Response
         Ok(fork) => fork,
         Err(e) => return fork_refused(&e),
     };
-    match computers.add(fork.clone()) {
-        Ok(id) => created(&id, &fork, Some(("forked_from", from_id))),
+    match computers.add(fork) {
+        Ok(id) => created(computers, &id, Some(("forked_from", from_id))),
         Err(e) => refused(&e),
     }
 }
@@ -411,28 +451,38 @@ async fn fork_episode(
     if let Err(e) = no_arguments(&body) {
         return reply::coded(&e);
     }
-    match computers.get(&id) {
+    match computers.get_any(&id) {
         Some(entry) => fork(&computers, &entry.computer, &id).await,
         None => not_found(&id),
     }
 }
 
 async fn list(State(computers): State<Shared>) -> Response {
-    let episodes: Vec<Value> = read(&computers.episodes)
-        .iter()
-        .map(|(id, entry)| summary(id, &entry.computer))
-        .collect();
+    let mut episodes = vec![summary(&computers.root_id, &computers.root, true)];
+    episodes.extend(
+        read(&computers.episodes)
+            .iter()
+            .map(|(id, entry)| summary(id, entry, false)),
+    );
     reply::json(StatusCode::OK, &json!({ "episodes": episodes }))
 }
 
 async fn show(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
-    match computers.get(&id) {
-        Some(entry) => reply::json(StatusCode::OK, &summary(&id, &entry.computer)),
+    match computers.get_any(&id) {
+        Some(entry) => reply::json(
+            StatusCode::OK,
+            &summary(&id, &entry, id == computers.root_id),
+        ),
         None => not_found(&id),
     }
 }
 
 async fn delete(State(computers): State<Shared>, Path(id): Path<String>) -> Response {
+    if id == computers.root_id {
+        let mut error = CodedError::new("root_episode", "the root computer cannot be deleted");
+        error.status = 409;
+        return reply::coded(&error);
+    }
     let removed = write(&computers.episodes).remove(&id);
     match removed {
         Some(_) => reply::json(StatusCode::OK, &json!({"id": id, "deleted": true})),
@@ -446,7 +496,7 @@ async fn dispatch(
     Path((id, rest)): Path<(String, String)>,
     mut request: Request,
 ) -> Response {
-    let Some(entry) = computers.get(&id) else {
+    let Some(entry) = computers.get_any(&id) else {
         return not_found(&id);
     };
     let path = match request.uri().query() {
@@ -462,6 +512,41 @@ async fn dispatch(
         Err(never) => match never {},
     }
 }
+
+/// A request to an agent URL, `/agent/{id}/{secret}/` and the card's or MCP's path: served by
+/// computer `id`'s routes at that path when `secret` is its secret (compared in constant time),
+/// else 404 `episode_not_found`, the same whichever was wrong.
+async fn dispatch_agent(
+    State(computers): State<Shared>,
+    Path((id, secret)): Path<(String, String)>,
+    mut request: Request,
+) -> Response {
+    let entry = computers.get_any(&id);
+    let held = entry.as_ref().map_or(&*NO_SECRET, |e| &e.secret);
+    let matches = held.matches(&secret);
+    let (Some(entry), true) = (entry, matches) else {
+        return not_found(&id);
+    };
+    let Some((_, _, path)) = access::agent_route(request.uri().path()) else {
+        return not_found(&id);
+    };
+    let path = match request.uri().query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path.to_owned(),
+    };
+    match path.parse::<Uri>() {
+        Ok(uri) => *request.uri_mut() = uri,
+        Err(_) => return not_found(&id),
+    }
+    match entry.routes.oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// What a secret is compared with when the id names no computer, so that the refusal takes the
+/// time a wrong secret's does.
+static NO_SECRET: std::sync::LazyLock<Secret> = std::sync::LazyLock::new(Secret::fresh);
 
 /// Any other request: the root computer's.
 async fn root(State(computers): State<Shared>, request: Request) -> Response {

@@ -7,8 +7,9 @@ use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use super::access::{agent_mcp_url, agent_url};
 use super::data_plane::{RETRY_AFTER_SECONDS, busy};
 use super::reply;
 use super::snapshots::snapshot_error;
@@ -23,14 +24,24 @@ pub fn episode_url(id: &str) -> String {
     format!("/episodes/{id}/")
 }
 
-/// `{"id", "environment", "url", "root"}`: `root` is true for the episode served at `/`.
+/// `{"id", "environment", "url", "agent_url", "mcp_url"}`: where the episode is served to the
+/// operator (`url`) and to an agent (its agent URL, and that URL's MCP endpoint).
+pub fn locations(episode: &Episode) -> Map<String, Value> {
+    let id = episode.id();
+    let mut fields = Map::new();
+    fields.insert("id".into(), id.into());
+    fields.insert("environment".into(), episode.catalog().name.clone().into());
+    fields.insert("url".into(), episode_url(id).into());
+    fields.insert("agent_url".into(), agent_url(id, episode.secret()).into());
+    fields.insert("mcp_url".into(), agent_mcp_url(id, episode.secret()).into());
+    fields
+}
+
+/// [`locations`] and `root`, true for the episode served at `/`.
 fn summary(state: &AppState, episode: &Episode) -> Value {
-    json!({
-        "id": episode.id(),
-        "environment": episode.catalog().name,
-        "url": episode_url(episode.id()),
-        "root": episode.id() == state.root.id(),
-    })
+    let mut fields = locations(episode);
+    fields.insert("root".into(), (episode.id() == state.root.id()).into());
+    Value::Object(fields)
 }
 
 /// A `POST /episodes` body, its `parts` kept as their JSON text.
@@ -134,7 +145,7 @@ fn seed_error(e: DataError) -> Response {
 
 fn create_error(e: &CreateError) -> Response {
     let (code, status, retryable) = match e {
-        CreateError::UnknownEnvironment(_) => ("environment_not_found", 404, false),
+        CreateError::UnknownEnvironment { .. } => ("environment_not_found", 404, false),
         CreateError::Full { .. } => ("too_many_episodes", 503, true),
         CreateError::Instantiate(_) => ("unavailable", 503, true),
     };

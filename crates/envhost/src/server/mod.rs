@@ -5,6 +5,7 @@
 //! `/metrics` reports. The server glues the host to HTTP and owns no environment logic; MCP has
 //! its home in [`mcp`].
 
+pub mod access;
 pub mod agents;
 pub mod computer;
 pub mod computers;
@@ -23,7 +24,7 @@ pub use http_threads::serve_threads;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ::http::{HeaderValue, StatusCode, header};
+use ::http::{HeaderValue, Method, StatusCode, header};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::middleware;
@@ -33,9 +34,11 @@ use axum::serve::ListenerExt;
 use serde_json::json;
 use tower::ServiceExt;
 
+pub use access::Access;
 pub use state::AppState;
 
 use crate::embedding::{CreateError, Host};
+use access::AGENT_PREFIX;
 use envhost_protocol::card::{MCP_PATH, RPC_PATH, WELL_KNOWN_PATH};
 use mcp::Endpoints;
 use state::Current;
@@ -58,8 +61,9 @@ async fn card(Current(episode): Current) -> Response {
 }
 
 /// `/mcp/` redirects to `/mcp`, as Starlette does for the reference (relative, so that it holds
-/// wherever the episode is mounted).
-async fn mcp_slash() -> Response {
+/// wherever the episode is mounted), once the episode is found (and an agent URL's secret
+/// checked).
+async fn mcp_slash(_: Current) -> Response {
     (
         StatusCode::TEMPORARY_REDIRECT,
         [(header::LOCATION, HeaderValue::from_static("../mcp"))],
@@ -90,51 +94,158 @@ async fn ready(_: Current) -> Response {
 /// The routes of one episode, wherever it is mounted: `GET /.well-known/agent-env.json`,
 /// `POST /agentenv`, `/mcp`, `GET /ready`, `POST /tools/{disable,enable}`,
 /// `POST /snapshot`, `POST /fork`; every other path is an extension route.
-fn episode_routes() -> [(&'static str, MethodRouter<AppState>); 9] {
+fn episode_routes() -> [Mount; 9] {
     [
-        (WELL_KNOWN_PATH, get(card)),
-        (RPC_PATH, post(data_plane::rpc)),
-        ("/ready", get(ready)),
-        (MCP_PATH, mcp::routes()),
-        ("/mcp/", any(mcp_slash)),
-        ("/tools/disable", post(tool_access::disable)),
-        ("/tools/enable", post(tool_access::enable)),
-        ("/snapshot", post(snapshots::take)),
-        ("/fork", post(snapshots::fork)),
+        Mount::new(WELL_KNOWN_PATH, &[Method::GET], get(card)),
+        Mount::new(RPC_PATH, &[Method::POST], post(data_plane::rpc)),
+        Mount::new("/ready", &[Method::GET], get(ready)),
+        Mount::new(MCP_PATH, &MCP_METHODS, mcp::routes()),
+        Mount::new("/mcp/", &[Method::POST], any(mcp_slash)),
+        Mount::new(
+            "/tools/disable",
+            &[Method::POST],
+            post(tool_access::disable),
+        ),
+        Mount::new("/tools/enable", &[Method::POST], post(tool_access::enable)),
+        Mount::new("/snapshot", &[Method::POST], post(snapshots::take)),
+        Mount::new("/fork", &[Method::POST], post(snapshots::fork)),
     ]
 }
 
-/// The whole surface: the root episode's routes, `/episodes` and every episode's routes under
-/// `/episodes/{id}/`, and `/metrics`. Request bodies over `max_body_bytes` get 413.
+/// The verbs MCP's streamable HTTP transport answers.
+const MCP_METHODS: [Method; 3] = [Method::POST, Method::GET, Method::DELETE];
+
+/// One route the server mounts: its path (axum's pattern), the verbs it answers and its
+/// handlers.
+struct Mount {
+    path: String,
+    methods: &'static [Method],
+    handlers: MethodRouter<AppState>,
+}
+
+impl Mount {
+    fn new(path: &str, methods: &'static [Method], handlers: MethodRouter<AppState>) -> Self {
+        Self {
+            path: path.to_owned(),
+            methods,
+            handlers,
+        }
+    }
+
+    /// The same route at `path`.
+    fn at(&self, path: String) -> Self {
+        Self {
+            path,
+            methods: self.methods,
+            handlers: self.handlers.clone(),
+        }
+    }
+}
+
+/// Every route of the server (docs/http-api.md): the episodes API, the snapshots API,
+/// `/metrics`, agents' turns, and every episode's routes at the root, under `/episodes/{id}`
+/// and, the card and MCP only, under the agent URL `/agent/{id}/{secret}`.
+fn mounts() -> Vec<Mount> {
+    let mut mounts = vec![
+        Mount::new(
+            "/episodes",
+            &[Method::POST, Method::GET],
+            post(episodes::create).get(episodes::list),
+        ),
+        Mount::new(
+            "/episodes/{id}",
+            &[Method::GET, Method::DELETE],
+            get(episodes::show).delete(episodes::delete),
+        ),
+        Mount::new(
+            "/episodes/{id}/{*path}",
+            &[Method::GET, Method::POST],
+            any(extensions::dispatch_episode),
+        ),
+        Mount::new("/metrics", &[Method::GET], get(episodes::metrics)),
+        Mount::new(
+            "/snapshots",
+            &[Method::GET, Method::POST],
+            get(snapshots::list).post(snapshots::upload),
+        ),
+        Mount::new(
+            "/snapshots/{id}",
+            &[Method::GET, Method::DELETE],
+            get(snapshots::download).delete(snapshots::delete),
+        ),
+        Mount::new(
+            "/snapshots/{id}/episodes",
+            &[Method::POST],
+            post(snapshots::restore),
+        ),
+        Mount::new(
+            "/agents/{name}/invoke",
+            &[Method::POST],
+            any(agents::invoke),
+        ),
+    ];
+    let agent_base = format!("{AGENT_PREFIX}/{{id}}/{{secret}}");
+    for route in episode_routes() {
+        mounts.push(route.at(format!("/episodes/{{id}}{}", route.path)));
+        if [WELL_KNOWN_PATH, MCP_PATH, "/mcp/"].contains(&route.path.as_str()) {
+            mounts.push(route.at(format!("{agent_base}{}", route.path)));
+        }
+        mounts.push(route);
+    }
+    mounts
+}
+
+/// Every route the server mounts, as axum's path pattern and the verbs it answers; a path no
+/// route matches is an extension route of the root episode. What the access tests walk.
+pub fn route_table() -> Vec<(String, &'static [Method])> {
+    mounts()
+        .into_iter()
+        .map(|mount| (mount.path, mount.methods))
+        .collect()
+}
+
+/// The whole surface: [`route_table`]'s routes, the root episode's extension routes for every
+/// other path, each request first past [`access::guard`]. Request bodies over
+/// `max_body_bytes` get 413.
 ///
 /// An episode's routes are registered under `/episodes/{id}` in the same router as the root's
 /// rather than nested: a nested router costs every request a second routing, a path rewrite and
 /// several boxed services cloned.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
-    let mut router = Router::new()
-        .route("/episodes", post(episodes::create).get(episodes::list))
-        .route(
-            "/episodes/{id}",
-            get(episodes::show).delete(episodes::delete),
-        )
-        .route("/episodes/{id}/{*path}", any(extensions::dispatch_episode))
-        .route("/metrics", get(episodes::metrics))
-        .route("/snapshots", get(snapshots::list).post(snapshots::upload))
-        .route(
-            "/snapshots/{id}",
-            get(snapshots::download).delete(snapshots::delete),
-        )
-        .route("/snapshots/{id}/episodes", post(snapshots::restore));
-    for (path, routes) in episode_routes() {
-        router = router
-            .route(&format!("/episodes/{{id}}{path}"), routes.clone())
-            .route(path, routes);
-    }
+    let router = mounts().into_iter().fold(Router::new(), |router, mount| {
+        router.route(&mount.path, mount.handlers)
+    });
     router
         .fallback(extensions::dispatch_root)
         .layer(middleware::map_response(method_not_allowed_body))
         .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(middleware::from_fn_with_state(
+            state.access.clone(),
+            access::guard,
+        ))
         .with_state(state)
+}
+
+/// How a server serves its host.
+#[derive(Clone)]
+pub struct ServeConfig {
+    /// The largest request body, in bytes (413 beyond it).
+    pub max_body_bytes: usize,
+    /// Who may call what.
+    pub access: Access,
+    /// How often a quiet agent turn's stream gets `: ping`.
+    pub agent_heartbeat: Duration,
+}
+
+impl Default for ServeConfig {
+    /// Bodies up to [`DEFAULT_MAX_BODY_BYTES`], open to every caller, a ping every 30 s.
+    fn default() -> Self {
+        Self {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            access: Access::open(),
+            agent_heartbeat: Duration::from_secs(30),
+        }
+    }
 }
 
 /// Why a server could not be made.
@@ -152,12 +263,18 @@ pub enum AppError {
 ///
 /// # Errors
 /// [`AppError`] when the root episode cannot be created.
-pub async fn app(host: Arc<Host>, max_body_bytes: usize) -> Result<(Router, AppState), AppError> {
+pub async fn app(host: Arc<Host>, config: ServeConfig) -> Result<(Router, AppState), AppError> {
     let mcp = Arc::new(Endpoints::new(&host)?);
     let first = host.environments()[0].name.clone();
     let root = host.create_episode(&first).await?;
-    let state = AppState { host, root, mcp };
-    Ok((router(state.clone(), max_body_bytes), state))
+    let state = AppState {
+        host,
+        root,
+        mcp,
+        access: config.access,
+        agent_heartbeat: config.agent_heartbeat,
+    };
+    Ok((router(state.clone(), config.max_body_bytes), state))
 }
 
 /// Rewrites a path with repeated slashes (`/episodes/x//mcp`, as a client joining `url` and a

@@ -9,7 +9,7 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
 use super::data_plane::RETRY_AFTER_SECONDS;
-use super::episodes::episode_url;
+use super::episodes::{episode_url, locations};
 use super::reply;
 use super::state::{AppState, Current, Id};
 use crate::embedding::{CreateError, Episode, SnapshotError};
@@ -26,12 +26,8 @@ fn snapshot_summary(id: &str) -> Value {
 }
 
 fn episode_created(episode: &Episode, snapshot: &str) -> Response {
-    let body = json!({
-        "id": episode.id(),
-        "environment": episode.catalog().name,
-        "url": episode_url(episode.id()),
-        "snapshot": snapshot,
-    });
+    let mut body = locations(episode);
+    body.insert("snapshot".into(), snapshot.into());
     let mut response = reply::json(StatusCode::CREATED, &body);
     if let Ok(location) = HeaderValue::from_str(&episode_url(episode.id())) {
         response.headers_mut().insert(header::LOCATION, location);

@@ -1,15 +1,18 @@
 //! What every route shares, and the episode a request addresses.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{FromRequestParts, RawPathParams};
 use axum::response::Response;
 use http::request::Parts;
 
+use super::access::Access;
 use super::mcp::Endpoints;
 use super::reply;
 use crate::embedding::{Episode, Host};
+use crate::ids::Secret;
 use envhost_protocol::error::CodedError;
 
 /// The server's state.
@@ -21,9 +24,14 @@ pub struct AppState {
     pub root: Arc<Episode>,
     /// The episodes' MCP endpoints.
     pub mcp: Arc<Endpoints>,
+    /// Who may call what.
+    pub access: Access,
+    /// How often a quiet agent turn's stream gets `: ping`.
+    pub agent_heartbeat: Duration,
 }
 
-/// The episode a request addresses: the one of `/episodes/{id}/...`, or the root episode.
+/// The episode a request addresses: the one of `/episodes/{id}/...` or of an agent URL
+/// `/agent/{id}/{secret}/...` (whose secret it must carry), or the root episode.
 pub struct Current(pub Arc<Episode>);
 
 /// 404 `episode_not_found`.
@@ -53,12 +61,17 @@ async fn path_params(
     }
 }
 
-/// The `{id}` parameter among `params`.
-fn id_param(params: &RawPathParams) -> Option<&str> {
+/// The parameter `name` among `params`.
+fn param<'a>(params: &'a RawPathParams, name: &str) -> Option<&'a str> {
     params
         .iter()
-        .find(|(name, _)| *name == "id")
-        .map(|(_, id)| id)
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+}
+
+/// The `{id}` parameter among `params`.
+fn id_param(params: &RawPathParams) -> Option<&str> {
+    param(params, "id")
 }
 
 impl FromRequestParts<AppState> for Current {
@@ -66,16 +79,30 @@ impl FromRequestParts<AppState> for Current {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
         let params = path_params(parts, state).await?;
-        match params.as_ref().and_then(id_param) {
-            None => Ok(Self(state.root.clone())),
-            Some(id) => state
-                .host
-                .episode(id)
-                .map(Self)
-                .ok_or_else(|| episode_not_found(id)),
+        let Some(params) = params else {
+            return Ok(Self(state.root.clone()));
+        };
+        let Some(id) = id_param(&params) else {
+            return Ok(Self(state.root.clone()));
+        };
+        let episode = state.host.episode(id);
+        match param(&params, "secret") {
+            None => episode.map(Self).ok_or_else(|| episode_not_found(id)),
+            Some(secret) => {
+                let held = episode.as_ref().map_or(&*NO_SECRET, |e| e.secret());
+                let matches = held.matches(secret);
+                match episode {
+                    Some(episode) if matches => Ok(Self(episode)),
+                    _ => Err(episode_not_found(id)),
+                }
+            }
         }
     }
 }
+
+/// What a secret is compared with when the id names no episode, so that the refusal takes
+/// the time a wrong secret's does.
+static NO_SECRET: std::sync::LazyLock<Secret> = std::sync::LazyLock::new(Secret::fresh);
 
 /// The `{id}` of `/episodes/{id}` or `/snapshots/{id}`; 400 `invalid_params` when it is not
 /// UTF-8.

@@ -4,8 +4,12 @@
 //! - inline `bytes`: base64-decoded;
 //! - `file://`: read through cap-std, only under the allowed data roots (a path that leaves them,
 //!   by `..` or a symlink, is refused);
-//! - `http://`, `https://`: fetched with a timeout, redirects followed, size capped.
+//! - `http://`, `https://`: fetched with a timeout, redirects followed, size capped, every
+//!   connection and redirect held to the egress policy ([`policy`], [`egress`]).
 
+pub mod egress;
+pub mod policy;
 mod resolver;
 
+pub use policy::FetchPolicy;
 pub use resolver::{Resolver, TransferConfig, TransferError};

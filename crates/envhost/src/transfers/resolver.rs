@@ -15,6 +15,9 @@ use envhost_protocol::part::{FileContent, Part};
 use envhost_runtime::bindings::agentenv::environment::types as wit;
 use envhost_runtime::part_to_guest;
 
+use super::egress::{self, Refused};
+use super::policy::FetchPolicy;
+
 /// Where files may come from and how large they may be.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TransferConfig {
@@ -24,15 +27,19 @@ pub struct TransferConfig {
     pub max_file_bytes: u64,
     /// The whole-request timeout of an `http(s)://` fetch.
     pub http_timeout: Duration,
+    /// Which hosts and addresses `http(s)://` fetches may reach.
+    pub policy: FetchPolicy,
 }
 
 impl Default for TransferConfig {
-    /// Roots `/data` and the OS temp dir, 64 MiB per file, 60 s per fetch.
+    /// Roots `/data` and the OS temp dir, 64 MiB per file, 60 s per fetch, the built-in egress
+    /// policy.
     fn default() -> Self {
         Self {
             data_roots: vec![PathBuf::from("/data"), std::env::temp_dir()],
             max_file_bytes: 64 << 20,
             http_timeout: Duration::from_secs(60),
+            policy: FetchPolicy::default(),
         }
     }
 }
@@ -73,6 +80,14 @@ pub enum TransferError {
         /// The cap, in bytes.
         max: u64,
     },
+    /// A fetch the egress policy refuses (serve.md#egress-policy).
+    #[error("cannot fetch {url}: {refused}; the operator may allow it with --fetch-allow")]
+    Refused {
+        /// The URL without its query.
+        url: String,
+        /// The host and the rule that refused it.
+        refused: Refused,
+    },
     /// A fetch that failed or answered a non-2xx status.
     #[error("cannot fetch {url}: {detail}")]
     Http {
@@ -105,6 +120,7 @@ pub struct Resolver {
     roots: Arc<Vec<Root>>,
     root_names: Arc<String>,
     max_file_bytes: u64,
+    policy: Arc<FetchPolicy>,
     http: reqwest::Client,
 }
 
@@ -150,14 +166,14 @@ impl Resolver {
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        let http = reqwest::Client::builder()
-            .timeout(config.http_timeout)
-            .build()
+        let policy = Arc::new(config.policy.clone());
+        let http = egress::client(policy.clone(), config.http_timeout)
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Self {
             roots: Arc::new(roots),
             root_names: Arc::new(root_names),
             max_file_bytes: config.max_file_bytes,
+            policy,
             http,
         })
     }
@@ -249,16 +265,24 @@ impl Resolver {
 
     async fn download(&self, url: &url::Url) -> Result<Vec<u8>, TransferError> {
         let shown = redact(url);
+        let refused = |refused: Refused| TransferError::Refused {
+            url: shown.clone(),
+            refused,
+        };
+        egress::check_url(&self.policy, url).map_err(refused)?;
         let http = |detail: String| TransferError::Http {
             url: shown.clone(),
             detail,
         };
-        let response = self
-            .http
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(|e| http(e.without_url().to_string()))?;
+        let response =
+            self.http
+                .get(url.clone())
+                .send()
+                .await
+                .map_err(|e| match Refused::find(&e) {
+                    Some(refusal) => refused(refusal.clone()),
+                    None => http(e.without_url().to_string()),
+                })?;
         let status = response.status();
         if !status.is_success() {
             return Err(http(format!("the server answered {status}")));
@@ -288,6 +312,7 @@ mod tests {
             data_roots: vec![root.to_path_buf()],
             max_file_bytes: 16,
             http_timeout: Duration::from_secs(1),
+            policy: FetchPolicy::default(),
         })
         .unwrap()
     }

@@ -4,14 +4,10 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
-use axum::Router;
 use envhost::agent::model::ModelEndpoint;
-use envhost::server::agents::{self, Agents};
-use envhost::{AgentConfig, Episode, Host, HostConfig};
+use envhost::{AgentConfig, HostConfig};
 
 use crate::config::FileAgent;
 
@@ -67,19 +63,4 @@ pub fn configure(options: AgentOptions, config: &mut HostConfig) -> anyhow::Resu
     }
     config.sessions_dir = options.sessions_dir;
     Ok(())
-}
-
-/// The route of `host`'s agents, a quiet stream pinged every `heartbeat_s` seconds; none
-/// without agents.
-pub fn router(host: Arc<Host>, root: Arc<Episode>, heartbeat_s: u64) -> Option<Router> {
-    let names = host.agent_names();
-    if names.is_empty() {
-        return None;
-    }
-    tracing::info!(agents = ?names, "serving agents at /agents/NAME/invoke");
-    Some(agents::router(Agents {
-        host,
-        root,
-        heartbeat: Duration::from_secs(heartbeat_s.max(1)),
-    }))
 }

@@ -16,6 +16,9 @@ use envhost::server::{
     computers::{Computers, MakeExec, Template},
 };
 
+use crate::access::Binding;
+use crate::refusal;
+
 /// What the operator grants a served computer besides its driver's capabilities.
 pub struct Granted {
     /// Commands (`computer-exec/v1`).
@@ -27,7 +30,7 @@ pub struct Granted {
     pub max_episodes: usize,
 }
 
-/// Loads the driver at `path` with `grants` and serves a computer on it at `host`:`port`,
+/// Loads the driver at `path` with `grants` and serves a computer on it where `binding` says,
 /// named `name` (else the driver's own name), with `granted` commands, files and computers
 /// (episodes and forks beside the root), until `shutdown` completes.
 ///
@@ -38,8 +41,7 @@ pub async fn serve(
     grants: &Grants,
     granted: Granted,
     name: Option<String>,
-    host: &str,
-    port: u16,
+    binding: &Binding,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let settings =
@@ -49,7 +51,7 @@ pub async fn serve(
     let driver = Arc::new(
         Driver::from_bytes(&runtime, bytes, Limits::default(), grants)
             .await
-            .with_context(|| format!("loading the driver {}", path.display()))?,
+            .map_err(|e| refusal::driver(&e, path))?,
     );
     let name = name
         .filter(|n| !n.trim().is_empty())
@@ -67,6 +69,13 @@ pub async fn serve(
         Vec::new()
     };
     let shape = shape(&driver, name.clone(), modes, grants.display.is_some());
+    // SAFETY: geteuid reads the process's effective user id; it cannot fail or touch memory.
+    if granted.exec && unsafe { libc::geteuid() } == 0 {
+        tracing::warn!(
+            "--exec as root: every command a caller sends through computer-exec runs as root; \
+             serve as an unprivileged user (the session's), or drop --exec"
+        );
+    }
     let exec = granted.exec.then(|| {
         let home = granted
             .home
@@ -88,16 +97,16 @@ pub async fn serve(
         exec,
         home: granted.home,
     };
-    let router =
-        server::computers::router(Computers::new(computer, template, granted.max_episodes));
-    let bind = host.trim_start_matches('[').trim_end_matches(']');
-    let listener = tokio::net::TcpListener::bind((bind, port))
-        .await
-        .with_context(|| format!("binding {bind}:{port}"))?;
+    let router = server::computers::router(
+        Computers::new(computer, template, granted.max_episodes),
+        binding.access.clone(),
+    );
+    let listener = binding.listen().await?;
     let bound = listener.local_addr()?;
     tracing::info!(
         "serving the computer {name} at http://{bound}/ (card /.well-known/agent-env.json, MCP /mcp)"
     );
+    binding.announce(bound);
     server::run(listener, router, shutdown).await?;
     Ok(())
 }

@@ -25,6 +25,15 @@
 //! model = "my-model"       # optional: --model when absent
 //! ```
 //!
+//! The egress policy of fetched file parts (docs/serve.md#egress-policy), added to the command
+//! line's `--fetch-allow` and `--fetch-deny`:
+//!
+//! ```toml
+//! [fetch]
+//! allow = ["10.1.0.0/16", "files.corp.internal"]
+//! deny = ["10.0.0.0/8", "*.internal"]
+//! ```
+//!
 //! Or one computer driver instead of environments (docs/computer.md#grants):
 //!
 //! ```toml
@@ -135,6 +144,18 @@ pub struct FileAgent {
     pub model: Option<String>,
 }
 
+/// The `[fetch]` table: the egress policy's rules.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileFetch {
+    /// Rules that let fetches through.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Rules that refuse fetches.
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
 /// The TOML file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -150,6 +171,9 @@ pub struct File {
     /// Agents, by name.
     #[serde(default)]
     pub agents: std::collections::BTreeMap<String, FileAgent>,
+    /// The egress policy's rules.
+    #[serde(default)]
+    pub fetch: FileFetch,
 }
 
 impl File {
@@ -307,9 +331,17 @@ mod tests {
         };
         let envs = file.environments(&defaults);
         assert_eq!(file.max_episodes, Some(5));
+        assert!(file.fetch.allow.is_empty() && file.fetch.deny.is_empty());
         assert_eq!(envs[0].limits.memory_bytes, 64 << 20);
         assert_eq!(envs[0].limits.cpu_deadline, Duration::from_millis(500));
         assert_eq!(envs[0].idle_timeout, None);
         assert!(toml::from_str::<File>("bogus = 1").is_err());
+        let fetch: File =
+            toml::from_str("[fetch]\nallow = [\"a.b\"]\ndeny = [\"10.0.0.0/8\"]\n").unwrap();
+        assert_eq!(
+            (fetch.fetch.allow, fetch.fetch.deny),
+            (vec!["a.b".to_owned()], vec!["10.0.0.0/8".to_owned()])
+        );
+        assert!(toml::from_str::<File>("[fetch]\nallowed = []\n").is_err());
     }
 }

@@ -1,18 +1,21 @@
 //! The `envhost` command.
 
+mod access;
 mod agents;
 mod computer;
 mod config;
 mod memory;
 mod new;
+mod refusal;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use envhost::server;
-use envhost::transfers::TransferConfig;
+use envhost::transfers::{FetchPolicy, TransferConfig};
 use envhost::{Host, HostConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -90,9 +93,28 @@ struct Serve {
     /// before the command line's.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Address to bind; `::` binds every IPv6 and IPv4 address.
-    #[arg(long, env = "MCP_HOST", default_value = "0.0.0.0")]
-    host: String,
+    /// Address to bind; `::` binds every IPv6 and IPv4 address [default: 0.0.0.0 with an
+    /// operator token, else 127.0.0.1]. Without a token, an address other than loopback needs
+    /// --insecure-no-auth.
+    #[arg(long, env = "MCP_HOST")]
+    host: Option<String>,
+    /// A file holding the operator token, which every route then requires (`Authorization:
+    /// Bearer TOKEN`) but `/ready` and the agents' URLs `/agent/{id}/{secret}/` [default:
+    /// $ENVHOST_CONTROL_TOKEN].
+    #[arg(long, value_name = "PATH")]
+    control_token_file: Option<PathBuf>,
+    /// Serve every route to every caller on an address other than loopback, without an
+    /// operator token: whoever reaches the port controls every episode.
+    #[arg(long)]
+    insecure_no_auth: bool,
+    /// Let fetched file parts reach these hosts or addresses in spite of a less specific deny
+    /// rule: a network (10.0.0.0/8), an address, a host name or *.domain; repeatable.
+    #[arg(long = "fetch-allow", value_name = "RULE")]
+    fetch_allow: Vec<String>,
+    /// Keep fetched file parts from these hosts or addresses (as --fetch-allow), besides the
+    /// built-in denial of link-local and cloud-metadata addresses; repeatable.
+    #[arg(long = "fetch-deny", value_name = "RULE")]
+    fetch_deny: Vec<String>,
     /// Port to bind.
     #[arg(long, env = "MCP_PORT", default_value_t = 18765)]
     port: u16,
@@ -177,8 +199,11 @@ fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
     if let Some(name) = args.name.as_ref().filter(|n| !n.trim().is_empty()) {
         environments[0].card_name = Some(name.clone());
     }
+    let allow = [file.fetch.allow.as_slice(), &args.fetch_allow].concat();
+    let deny = [file.fetch.deny.as_slice(), &args.fetch_deny].concat();
     let mut transfers = TransferConfig {
         max_file_bytes: args.max_file_bytes,
+        policy: FetchPolicy::new(&allow, &deny)?,
         ..TransferConfig::default()
     };
     if !args.data_roots.is_empty() {
@@ -217,6 +242,12 @@ fn driver_config(args: &Serve) -> anyhow::Result<Option<FileDriver>> {
 }
 
 async fn serve(args: Serve) -> anyhow::Result<()> {
+    let binding = access::binding(&access::AccessOptions {
+        host: args.host.as_deref(),
+        port: args.port,
+        token_file: args.control_token_file.as_deref(),
+        insecure: args.insecure_no_auth,
+    })?;
     if let Some(driver) = driver_config(&args)? {
         let grants = envhost::runtime::driver::Grants {
             display: driver.display.clone(),
@@ -234,8 +265,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
                 .clone()
                 .filter(|n| !n.trim().is_empty())
                 .or(driver.name),
-            &args.host,
-            args.port,
+            &binding,
             shutdown_signal(),
         )
         .await;
@@ -257,13 +287,15 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
     };
     agents::configure(options, &mut config)?;
     config.max_turns = args.max_turns as usize;
-    let host = Arc::new(Host::new(config).await?);
-    let (mut router, state) = server::app(host.clone(), args.max_body_bytes)
+    let host = Arc::new(Host::new(config).await.map_err(refusal::host)?);
+    let serving = server::ServeConfig {
+        max_body_bytes: args.max_body_bytes,
+        access: binding.access.clone(),
+        agent_heartbeat: Duration::from_secs(args.agent_heartbeat_s.max(1)),
+    };
+    let (router, state) = server::app(host.clone(), serving)
         .await
         .context("starting the server")?;
-    if let Some(agents) = agents::router(host.clone(), state.root.clone(), args.agent_heartbeat_s) {
-        router = router.merge(agents);
-    }
     memory::release_free_heap();
     memory::release_startup_code();
     tokio::spawn(async {
@@ -274,10 +306,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         }
     });
 
-    let bind = args.host.trim_start_matches('[').trim_end_matches(']');
-    let listener = tokio::net::TcpListener::bind((bind, args.port))
-        .await
-        .with_context(|| format!("binding {bind}:{}", args.port))?;
+    let listener = binding.listen().await?;
     let bound = listener.local_addr()?;
     let http_threads = args.http_threads.map_or_else(
         || std::thread::available_parallelism().map_or(2, usize::from),
@@ -295,6 +324,11 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
          MCP /mcp; more episodes: POST /episodes)",
         names[0],
     );
+    let agents = host.agent_names();
+    if !agents.is_empty() {
+        tracing::info!(?agents, "serving agents at /agents/NAME/invoke");
+    }
+    binding.announce(bound);
     server::serve_threads(listener, http_threads, router, state, shutdown_signal()).await?;
     Ok(())
 }
@@ -321,7 +355,7 @@ async fn shutdown_signal() {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> std::process::ExitCode {
     memory::configure_allocator();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -330,8 +364,16 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    match Cli::parse().command {
+    let done = match Cli::parse().command {
         Command::Serve(args) => serve(*args).await,
         Command::New(args) => new::run(&args),
+    };
+    match done {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: each cause once, after what failed; no backtrace.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

@@ -183,9 +183,14 @@ fn next_steps(args: &New, dir: &Path) -> anyhow::Result<String> {
     let mut steps = String::new();
     writeln!(
         steps,
-        "Created {name}, an environment in {lang} with one tool, in {dir}.\n\nBuild it, then serve it:\n\n    {dir}/build.sh\n    {envhost} serve {dir}/{name}.wasm --host 127.0.0.1\n\nThen call its tool {name}_greet (argument `who`) with any MCP client at\nhttp://127.0.0.1:18765/mcp, or read its card at http://127.0.0.1:18765/.well-known/agent-env.json.",
+        "Created {name}, an environment in {lang} with one tool, in {dir}.\n\nBuild it, then serve it:\n\n    {dir}/build.sh\n    {envhost} serve {dir}/{name}.wasm --host 127.0.0.1\n\nIts first serve compiles the component, which takes {compile}; later serves load it from\nthe cache of compiled components in milliseconds. Then call its tool {name}_greet (argument `who`) with any MCP client at\nhttp://127.0.0.1:18765/mcp, or read its card at http://127.0.0.1:18765/.well-known/agent-env.json.",
         name = args.name,
-        envhost = envhost.display()
+        envhost = envhost.display(),
+        compile = match args.lang {
+            Lang::Rust => "a second or two",
+            Lang::Python => "half a minute or more (the Python interpreter is in it)",
+            Lang::Js => "some seconds (the JavaScript engine is in it)",
+        },
     )?;
     Ok(steps)
 }
