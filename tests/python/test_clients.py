@@ -565,13 +565,18 @@ def test_renamed_tools_are_served_under_their_new_names_only(chat):
 # ==================================================================== raw HTTP: the data-plane envelope (protocol.md#envelope)
 
 @pytest.mark.parametrize("body, reply", [
-    (b"{not json", {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}),
-    (b"", {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid request"}}),
-    (b"[1, 2]", {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid request"}}),
+    (b"{not json", {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error", "data": {
+        "detail": "the body is not JSON: key must be a string at line 1 column 2"}}}),
+    (b"", {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid request", "data": {
+        "detail": "the body is empty: send one JSON-RPC 2.0 request object"}}}),
+    (b"[1, 2]", {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid request", "data": {
+        "detail": "the body is a JSON array: batches are not served; send one request object"}}}),
     (b'{"jsonrpc": "1.0", "id": 7, "method": "data/get"}',
-     {"jsonrpc": "2.0", "id": 7, "error": {"code": -32600, "message": "invalid request"}}),
+     {"jsonrpc": "2.0", "id": 7, "error": {"code": -32600, "message": "invalid request", "data": {
+         "detail": '`jsonrpc` is "1.0"; it must be "2.0"'}}}),
     (b'{"jsonrpc": "2.0", "id": "s", "params": {}}',
-     {"jsonrpc": "2.0", "id": "s", "error": {"code": -32600, "message": "invalid request"}}),
+     {"jsonrpc": "2.0", "id": "s", "error": {"code": -32600, "message": "invalid request", "data": {
+         "detail": "the request has no `method` member (data/reset, data/add or data/get)"}}}),
     (b'{"jsonrpc": "2.0", "id": 3, "method": "data/nope"}',
      {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "method not found: data/nope"}}),
     (b'{"jsonrpc": "2.0", "id": 3, "method": ["data/get"]}',  # the SDK crashes here; envhost answers -32601

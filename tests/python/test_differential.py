@@ -10,6 +10,7 @@ lists of answers. To extend the suite, add a case to a table.
 Normalisation keeps what the protocol makes contract and drops what it leaves free:
 - SDK routes (card, /agentenv, extensions, /tools/*): the parsed JSON with its key order;
 - -32602 data-plane errors: code and message only (the detail text is free, difference b);
+- -32700 and -32600: without envhost's data.detail (a listed difference);
 - -32000 transfer errors whose text each host words its own way (a JSON decoder's message, an
   unsupported scheme, an unreachable URL): compared up to a prefix given in the case;
 - card tools: inputSchema reduced to property names and required (envhost's optional parameter is
@@ -100,6 +101,11 @@ def ordered(value: Any) -> str:
 
 def normalise_rpc_reply(reply: dict, message_prefix: str | None = None) -> str:
     error = reply.get("error")
+    if isinstance(error, dict) and error.get("code") in (-32700, -32600):
+        # envhost's data.detail says where or what (docs/protocol.md's differences); the
+        # reference sends none.
+        error = {key: value for key, value in error.items() if key != "data"}
+        reply = {**reply, "error": error}
     if isinstance(error, dict) and error.get("code") == -32602:
         detail = (error.get("data") or {}).get("detail")
         # (b) the detail text is free: keep only that there is one.

@@ -197,10 +197,9 @@ async fn an_environment_is_not_an_agent() {
         .await
         .err()
         .expect("refused");
-    assert!(
-        refused
-            .to_string()
-            .contains("does not export agentenv:agent/handler@0.1.0"),
+    assert_eq!(
+        refused.to_string(),
+        "an environment component, not an agent",
         "{refused}"
     );
 }

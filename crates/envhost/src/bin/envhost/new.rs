@@ -187,9 +187,9 @@ fn next_steps(args: &New, dir: &Path) -> anyhow::Result<String> {
         name = args.name,
         envhost = envhost.display(),
         compile = match args.lang {
-            Lang::Rust => "a second or two",
-            Lang::Python => "half a minute or more (the Python interpreter is in it)",
-            Lang::Js => "some seconds (the JavaScript engine is in it)",
+            Lang::Rust => "about a second",
+            Lang::Python => "about ten seconds (the Python interpreter is in it)",
+            Lang::Js => "a second or two (the JavaScript engine is in it)",
         },
     )?;
     Ok(steps)
