@@ -3,10 +3,11 @@
 #   make serve       build the host and the Rust guests, and serve the slack example on
 #                    127.0.0.1:18765 (MCP_PORT=... for another port)
 #   make test        build everything and run every test (Rust, Python, JavaScript, C)
-#   make lint        rustfmt and clippy, as CI runs them
+#   make lint        rustfmt and clippy, as CI runs them, and no yanked crate in the lockfiles
 #   make setup-serve, make setup-test, make setup-lint: only the installing
 #   make guests      every example component: Rust (guests/), Python, JavaScript and C
-#   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm
+#   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm,
+#                    faulty-py.wasm
 #   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm,
 #                    tool-agent-js.wasm
 #   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
@@ -52,7 +53,7 @@ guests: guests-rust guests-py guests-js guests-c
 guests-rust:
 	cargo build --release --target wasm32-wasip2 --manifest-path guests/Cargo.toml
 
-guests-py: $(COMPONENTS)/slack-py.wasm
+guests-py: $(COMPONENTS)/slack-py.wasm $(COMPONENTS)/faulty-py.wasm
 
 $(PY_BUILD_VENV)/.installed: $(PY_SDK)/requirements-build.txt
 	$(PYTHON) -m venv $(PY_BUILD_VENV)
@@ -60,11 +61,12 @@ $(PY_BUILD_VENV)/.installed: $(PY_SDK)/requirements-build.txt
 	$(PY_BUILD_VENV)/bin/pip install --quiet -r $(PY_SDK)/requirements-build.txt
 	touch $@
 
-# A Python guest: its app module (`app`, defining `Env`) and the SDK, pre-initialised into one component.
-$(COMPONENTS)/slack-py.wasm: guests/slack-py/app.py $(PY_GUEST_DEPS)
+# A Python guest, guests/NAME: its app module (`app`, defining `Env`) and the SDK,
+# pre-initialised into one component.
+$(COMPONENTS)/%-py.wasm: guests/%-py/app.py $(PY_GUEST_DEPS)
 	mkdir -p $(COMPONENTS)
 	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
-		-p guests/slack-py -p $(PY_SDK) -o $@
+		-p guests/$*-py -p $(PY_SDK) -o $@
 
 guests-js: $(JS_GUESTS:%=$(COMPONENTS)/%.wasm)
 
@@ -123,3 +125,4 @@ lint: setup-lint
 	cargo fmt --manifest-path guests/Cargo.toml --all --check
 	cargo clippy --release --workspace --all-targets -- -D warnings
 	cargo clippy --release --target wasm32-wasip2 --manifest-path guests/Cargo.toml -- -D warnings
+	$(PYTHON) tools/check-yanked.py Cargo.lock guests/Cargo.lock

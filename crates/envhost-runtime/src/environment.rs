@@ -101,7 +101,10 @@ impl Environment {
             .agentenv_environment_env()
             .call_describe(&mut live.store)
             .await
-            .map_err(|e| LoadError::Start(format!("describe: {e:#}")))?;
+            .map_err(|e| {
+                let e = with_stderr(e, live.store.data());
+                LoadError::Start(format!("describe: {e:#}"))
+            })?;
         let described = convert::description(info)?;
         let name = name.unwrap_or_else(|| described.name.clone());
         Ok(Self {
@@ -223,6 +226,14 @@ impl Ready {
     }
 }
 
+/// `error`, a guest's failure, with the last line the guest wrote to stderr when it wrote one.
+fn with_stderr(error: wasmtime::Error, data: &StoreData) -> wasmtime::Error {
+    match data.wasi.stderr().last_line() {
+        Some(line) => error.context(format!("after writing to stderr: {line}")),
+        None => error,
+    }
+}
+
 /// A fresh store and instance of `ready`. Instantiation runs under the CPU deadline too; each
 /// epoch tick of guest execution yields to the async runtime, and the tick that exhausts the
 /// deadline interrupts the guest.
@@ -247,7 +258,10 @@ async fn instantiate(
         ))
     });
     StoreData::arm_deadline(&mut store, limits);
-    let instance = ready.pre.instantiate_async(&mut store).await?;
+    let instance = match ready.pre.instantiate_async(&mut store).await {
+        Ok(instance) => instance,
+        Err(e) => return Err(with_stderr(e, store.data())),
+    };
     let world = ready.indices.load(&mut store, &instance)?;
     Ok(Live {
         store,

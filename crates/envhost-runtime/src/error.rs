@@ -53,21 +53,32 @@ pub enum Fault {
     /// The guest grew its memory past the cap.
     #[error("the environment ran out of memory ({0})")]
     OutOfMemory(String),
-    /// The guest trapped (a panic, `unreachable`, an out-of-bounds access...).
+    /// The guest trapped (a panic, `unreachable`, an out-of-bounds access...): the trap, then
+    /// the last line the guest wrote to stderr, when it wrote one (a panic's message, an
+    /// exception's type and text).
     #[error("the environment trapped: {0}")]
     Trap(String),
 }
 
 impl Fault {
-    /// Classifies the error a guest call failed with.
-    pub(crate) fn classify(error: &wasmtime::Error, deadline: Duration) -> Self {
+    /// Classifies the error a guest call failed with; `said` is the last line the guest wrote
+    /// to stderr, which a trap's message carries.
+    pub(crate) fn classify(
+        error: &wasmtime::Error,
+        deadline: Duration,
+        said: Option<String>,
+    ) -> Self {
         if let Some(m) = error.downcast_ref::<MemoryExhausted>() {
             return Self::OutOfMemory(m.to_string());
         }
-        match error.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => Self::Deadline(deadline),
-            Some(trap) => Self::Trap(trap.to_string()),
-            None => Self::Trap(format!("{error:#}")),
+        let trap = match error.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => return Self::Deadline(deadline),
+            Some(trap) => trap.to_string(),
+            None => format!("{error:#}"),
+        };
+        match said {
+            Some(line) => Self::Trap(format!("{trap}, after writing to stderr: {line}")),
+            None => Self::Trap(trap),
         }
     }
 

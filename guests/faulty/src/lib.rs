@@ -3,7 +3,8 @@
 //! out. `fill` and `scan` write and look for a pattern across linear memory, to prove that a new
 //! instance never sees an old one's bytes. `observe` answers what the guest sees of random and
 //! the clocks, to prove replays exact. `echo`, `slow` and the data plane behave, so a test can see the episode serve again afterwards;
-//! `data/add` of `{"fault": "trap" | "spin" | "grow"}` misbehaves the same way.
+//! `data/add` of `{"fault": "trap" | "spin" | "grow"}` misbehaves the same way, and of `{"fault":
+//! "panic"}` panics (its message written to stderr, then a trap).
 
 use envhost_sdk::{EnvError, Part, environment};
 use serde_json::json;
@@ -36,6 +37,7 @@ fn pages_of(byte: u8) -> u64 {
 fn fault(kind: &str) -> EnvError {
     match kind {
         "trap" => core::arch::wasm32::unreachable(),
+        "panic" => panic!("the faulty guest panics on request"),
         "spin" => {
             let mut x: u64 = 0;
             loop {

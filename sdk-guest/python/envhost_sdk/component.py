@@ -18,7 +18,7 @@ from wit_world.exports import env as wit_env
 from wit_world.imports import types as wit
 
 from .environment import Description, ImageContent, Runtime, ToolOutcome
-from .errors import AgentEnvError
+from .errors import AgentEnvError, described
 from .parts import DataPart, FilePart, FileWithBytes, FileWithUri, Part, TextPart
 
 _APPLIED = {"yes": wit.Applied.YES, "no": wit.Applied.NO, "unknown": wit.Applied.UNKNOWN}
@@ -120,7 +120,10 @@ def export(cls: type) -> type:
     info = env_info(runtime.description)
 
     class Env(exports.Env):
-        """The `env` export of the environment."""
+        """The `env` export of the environment. An exception the environment's own code lets out
+        of the SDK (a value that is not JSON, a part that is not a part) is answered as the SDK
+        answers one raised inside a handler, with its type kept in the message, rather than
+        trapping the instance."""
 
         def describe(self) -> wit_env.EnvInfo:
             return info
@@ -130,30 +133,42 @@ def export(cls: type) -> type:
                 runtime.reset()
             except AgentEnvError as e:
                 raise _err(e) from None
+            except Exception as e:
+                raise _err(AgentEnvError("reset_failed", described(e))) from None
 
         def add_data(self, parts: list[wit.Part]) -> None:
             try:
                 runtime.add_data([part_in(p) for p in parts])
             except AgentEnvError as e:
                 raise _err(e) from None
+            except Exception as e:
+                raise _err(AgentEnvError("add_failed", described(e))) from None
 
         def get_data(self) -> list[wit.Part]:
             try:
                 return [part_out(p) for p in runtime.get_data()]
             except AgentEnvError as e:
                 raise _err(e) from None
+            except Exception as e:
+                raise _err(AgentEnvError("get_failed", described(e))) from None
 
         def call_tool(self, name: str, arguments: str) -> wit_env.ToolResult:
             try:
                 return tool_result(runtime.call_tool(name, json.loads(arguments)))
             except AgentEnvError as e:
                 raise _err(e) from None
+            except Exception as e:
+                text = f"Error executing tool {name}: {described(e)}"
+                return tool_result(ToolOutcome([text], None, is_error=True))
 
         def call_extension(self, uri: str, op: str, request: str) -> str:
             try:
                 return _json(runtime.call_extension(uri, op, json.loads(request)))
             except AgentEnvError as e:
                 raise _err(e) from None
+            except Exception as e:
+                failed = AgentEnvError("extension_failed", described(e), applied="unknown", status=500)
+                raise _err(failed) from None
 
     Env.__qualname__ = Env.__name__ = "Env"
     return Env

@@ -29,3 +29,10 @@ class AgentEnvError(Exception):
         self.applied: Applied = applied
         self.hint = hint
         self.status = status
+
+
+def described(error: BaseException) -> str:
+    """`error` for a message, its type kept: `TypeError: Object of type set is not JSON
+    serializable`, or the type's name alone when the error has no text."""
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

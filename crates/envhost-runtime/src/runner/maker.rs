@@ -139,8 +139,9 @@ impl Maker {
                 op: entry.op.describe(),
                 what,
             };
+            let said = live.store.data().wasi.stderr().last_line();
             let answer = outcome.map_err(|e| {
-                let fault = Fault::classify(&e, self.environment.limits().cpu_deadline);
+                let fault = Fault::classify(&e, self.environment.limits().cpu_deadline, said);
                 diverged(format!("the guest failed: {fault}"))
             })?;
             if journal.digest(&answer) != entry.answer {

@@ -84,7 +84,9 @@ impl Replayable {
                 answer.map_err(|e| CallError::Guest(crate::convert::coded_error(e)))
             }
             Err(error) => {
-                let fault = Fault::classify(&error, self.maker.environment.limits().cpu_deadline);
+                let said = live.store.data().wasi.stderr().last_line();
+                let deadline = self.maker.environment.limits().cpu_deadline;
+                let fault = Fault::classify(&error, deadline, said);
                 tracing::warn!(episode = %self.maker.label, %fault, "guest fault; rebuilding the instance from the journal");
                 self.live = None;
                 Box::pin(self.rebuild()).await;
@@ -114,6 +116,7 @@ impl Replayable {
                     Err(error) => Err(CallError::Fault(Fault::classify(
                         &error,
                         self.maker.environment.limits().cpu_deadline,
+                        fresh.store.data().wasi.stderr().last_line(),
                     ))),
                 }
             }

@@ -67,7 +67,7 @@ impl Registry {
     /// Reserves a place for one more episode; none at the cap.
     pub fn reserve(&self) -> Option<Slot<'_>> {
         self.count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            .try_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < self.max).then_some(n + 1)
             })
             .ok()

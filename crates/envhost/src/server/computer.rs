@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, get, on, post};
+use axum::routing::{MethodFilter, MethodRouter, get, on, post};
 use bytes::Bytes;
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, Method, StatusCode};
 use serde_json::value::{RawValue, to_raw_value};
 use serde_json::{Map, Value, json};
 
@@ -148,37 +148,108 @@ impl Tools for ServedTools<'_> {
     }
 }
 
+/// Which optional routes a computer serves.
+#[derive(Clone, Copy)]
+struct Optional {
+    /// `computer-exec/v1`: commands are granted.
+    exec: bool,
+    /// `computer-display/set`: the driver has display modes.
+    display_set: bool,
+    /// `computer-keyboard`: the driver has the keyboard group.
+    keyboard: bool,
+}
+
+/// Every route of a computer with `optional`'s: its path, the verbs it answers and its
+/// handlers.
+fn mounts(optional: Optional) -> Vec<(&'static str, &'static [Method], MethodRouter<Shared>)> {
+    let mcp = on(MethodFilter::POST, mcp_post)
+        .on(MethodFilter::GET, mcp_get)
+        .on(MethodFilter::DELETE, mcp_delete)
+        .fallback(transport::method_not_allowed);
+    let (get_only, post_only): (&[Method], &[Method]) = (&[Method::GET], &[Method::POST]);
+    let mut mounts = vec![
+        (WELL_KNOWN_PATH, get_only, get(card_route)),
+        (
+            MCP_PATH,
+            &[Method::POST, Method::GET, Method::DELETE][..],
+            mcp,
+        ),
+        (RPC_PATH, post_only, post(rpc)),
+        (
+            "/agentenv/ext/computer-ready/status",
+            get_only,
+            get(ready_status),
+        ),
+        (
+            "/agentenv/ext/computer-display/get",
+            get_only,
+            get(display_get),
+        ),
+        (
+            "/agentenv/ext/computer-spaces/get",
+            get_only,
+            get(spaces_get),
+        ),
+        (
+            "/agentenv/ext/computer-spaces/set",
+            post_only,
+            post(spaces_set),
+        ),
+        ("/tools/disable", post_only, post(disable)),
+        ("/tools/enable", post_only, post(enable)),
+    ];
+    if optional.exec {
+        mounts.push(("/agentenv/ext/computer-exec/run", post_only, post(exec_run)));
+    }
+    if optional.display_set {
+        mounts.push((
+            "/agentenv/ext/computer-display/set",
+            post_only,
+            post(display_set),
+        ));
+    }
+    if optional.keyboard {
+        mounts.push((
+            "/agentenv/ext/computer-keyboard/get",
+            get_only,
+            get(keyboard_get),
+        ));
+        mounts.push((
+            "/agentenv/ext/computer-keyboard/set",
+            post_only,
+            post(keyboard_set),
+        ));
+    }
+    mounts
+}
+
+/// Every route a computer may serve, the optional ones included, as its path and the verbs it
+/// answers.
+pub fn route_table() -> Vec<(&'static str, &'static [Method])> {
+    let all = Optional {
+        exec: true,
+        display_set: true,
+        keyboard: true,
+    };
+    mounts(all)
+        .into_iter()
+        .map(|(path, methods, _)| (path, methods))
+        .collect()
+}
+
 /// The routes of `served`.
 pub fn router(served: Served) -> Router {
-    let served: Shared = Arc::new(served);
-    let mut router = Router::new()
-        .route(WELL_KNOWN_PATH, get(card_route))
-        .route(
-            MCP_PATH,
-            on(MethodFilter::POST, mcp_post)
-                .on(MethodFilter::GET, mcp_get)
-                .on(MethodFilter::DELETE, mcp_delete)
-                .fallback(transport::method_not_allowed),
-        )
-        .route(RPC_PATH, post(rpc))
-        .route("/agentenv/ext/computer-ready/status", get(ready_status))
-        .route("/agentenv/ext/computer-display/get", get(display_get))
-        .route("/agentenv/ext/computer-spaces/get", get(spaces_get))
-        .route("/agentenv/ext/computer-spaces/set", post(spaces_set))
-        .route("/tools/disable", post(disable))
-        .route("/tools/enable", post(enable));
-    if served.exec.is_some() {
-        router = router.route("/agentenv/ext/computer-exec/run", post(exec_run));
-    }
-    if !served.shape.modes.is_empty() {
-        router = router.route("/agentenv/ext/computer-display/set", post(display_set));
-    }
-    if served.shape.keyboard {
-        router = router
-            .route("/agentenv/ext/computer-keyboard/get", get(keyboard_get))
-            .route("/agentenv/ext/computer-keyboard/set", post(keyboard_set));
-    }
-    router.fallback(not_found).with_state(served)
+    let optional = Optional {
+        exec: served.exec.is_some(),
+        display_set: !served.shape.modes.is_empty(),
+        keyboard: served.shape.keyboard,
+    };
+    let router = mounts(optional)
+        .into_iter()
+        .fold(Router::new(), |router, (path, _, handlers)| {
+            router.route(path, handlers)
+        });
+    router.fallback(not_found).with_state(Arc::new(served))
 }
 
 async fn card_route(State(served): State<Shared>) -> Response {

@@ -30,9 +30,9 @@ use axum::Router;
 use axum::extract::{Path, Request, State};
 use axum::middleware;
 use axum::response::Response;
-use axum::routing::{any, get, post};
+use axum::routing::{MethodRouter, any, get, post};
 use bytes::Bytes;
-use http::{StatusCode, Uri, header};
+use http::{Method, StatusCode, Uri, header};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
@@ -41,7 +41,7 @@ use envhost_protocol::error::{CodedError, INVALID_PARAMS};
 use envhost_runtime::driver::ForkError;
 
 use super::access::{self, AGENT_PREFIX, Access, agent_mcp_url, agent_url};
-use super::computer::{Served, router as computer_router};
+use super::computer::{Served, route_table as computer_route_table, router as computer_router};
 use super::reply;
 use crate::MAX_SNAPSHOTS;
 use crate::computer::exec::Exec;
@@ -225,27 +225,78 @@ fn created(computers: &Computers, id: &str, extra: Option<(&str, &str)>) -> Resp
     response
 }
 
-/// The routes: the episodes' and the root computer's (docs/computer.md#episodes), and each
-/// computer's card and MCP at its agent URL, every request first past [`access::guard`] with
-/// `access`.
+/// The server's own routes: the episodes API, forks, snapshots, and each computer's card and
+/// MCP at its agent URL: path, verbs, handlers.
+fn mounts() -> Vec<(String, &'static [Method], MethodRouter<Shared>)> {
+    let (get_only, post_only): (&[Method], &[Method]) = (&[Method::GET], &[Method::POST]);
+    let mut mounts: Vec<(String, &'static [Method], MethodRouter<Shared>)> = vec![
+        (
+            "/episodes".into(),
+            &[Method::POST, Method::GET],
+            post(create).get(list),
+        ),
+        (
+            "/episodes/{id}".into(),
+            &[Method::GET, Method::DELETE],
+            get(show).delete(delete),
+        ),
+        ("/episodes/{id}/fork".into(), post_only, post(fork_episode)),
+        (
+            "/episodes/{id}/snapshot".into(),
+            post_only,
+            post(snapshot_episode),
+        ),
+        ("/fork".into(), post_only, post(fork_root)),
+        ("/snapshot".into(), post_only, post(snapshot_root)),
+        ("/snapshots".into(), get_only, get(list_snapshots)),
+        (
+            "/snapshots/{id}".into(),
+            &[Method::DELETE],
+            axum::routing::delete(delete_snapshot),
+        ),
+        (
+            "/snapshots/{id}/episodes".into(),
+            post_only,
+            post(restore_route),
+        ),
+    ];
+    let agent_base = format!("{AGENT_PREFIX}/{{id}}/{{secret}}");
+    mounts.push((
+        format!("{agent_base}{WELL_KNOWN_PATH}"),
+        get_only,
+        any(dispatch_agent),
+    ));
+    let mcp: &[Method] = &[Method::POST, Method::GET, Method::DELETE];
+    mounts.push((format!("{agent_base}{MCP_PATH}"), mcp, any(dispatch_agent)));
+    mounts
+}
+
+/// Every route of a computers' server, as its path pattern and the verbs it answers: its own,
+/// and every route of a computer ([`super::computer::route_table`], the optional ones
+/// included) at the root and under `/episodes/{id}`. What the access tests walk.
+pub fn route_table() -> Vec<(String, &'static [Method])> {
+    let mut table: Vec<(String, &'static [Method])> = mounts()
+        .into_iter()
+        .map(|(path, methods, _)| (path, methods))
+        .collect();
+    for (path, methods) in computer_route_table() {
+        table.push((path.to_owned(), methods));
+        table.push((format!("/episodes/{{id}}{path}"), methods));
+    }
+    table
+}
+
+/// The routes: the server's own ([`route_table`]), and each computer's under `/episodes/{id}/`
+/// or, for the root computer, at every other path (docs/computer.md#episodes); every request
+/// first past [`access::guard`] with `access`.
 pub fn router(computers: Computers, access: Access) -> Router {
     let shared: Shared = Arc::new(computers);
-    let agent_base = format!("{AGENT_PREFIX}/{{id}}/{{secret}}");
-    let mut router = Router::new();
-    for path in [WELL_KNOWN_PATH, MCP_PATH, "/mcp/"] {
-        router = router.route(&format!("{agent_base}{path}"), any(dispatch_agent));
-    }
-    router
-        .route("/episodes", post(create).get(list))
-        .route("/episodes/{id}", get(show).delete(delete))
-        .route("/episodes/{id}/fork", post(fork_episode))
-        .route("/episodes/{id}/snapshot", post(snapshot_episode))
+    mounts()
+        .into_iter()
+        .fold(Router::new(), |router, (path, _, handlers)| {
+            router.route(&path, handlers)
+        })
         .route("/episodes/{id}/{*rest}", any(dispatch))
-        .route("/fork", post(fork_root))
-        .route("/snapshot", post(snapshot_root))
-        .route("/snapshots", get(list_snapshots))
-        .route("/snapshots/{id}", axum::routing::delete(delete_snapshot))
-        .route("/snapshots/{id}/episodes", post(restore_route))
         .fallback(root)
         .with_state(shared)
         .layer(middleware::from_fn_with_state(access, access::guard))

@@ -1,17 +1,20 @@
 //! The `wasi` capability: WASI 0.2 with nothing granted (no filesystem, network, environment
-//! variables or stdio), its random and clocks made repeatable. Random comes from [`Dice`] drawn
+//! variables, stdin or stdout; stderr kept for the operator, [`Stderr`]), its random and clocks
+//! made repeatable. Random comes from [`Dice`] drawn
 //! from the episode's [`Seed`] and the call's place in the journal; clock readings go through a
 //! [`Tape`] that records them live and plays them back on replay. So the same seed, calls and
 //! tape always give the same guest behaviour.
 
 mod clocks;
 mod random;
+mod stderr;
 
 use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 pub use clocks::{Reading, Tape};
 pub use random::{Dice, Position, Seed};
+pub use stderr::Stderr;
 
 use clocks::{MonotonicClock, WallClock};
 use random::{Draws, Stream};
@@ -43,6 +46,7 @@ impl Sources {
 pub struct Wasi {
     ctx: WasiCtx,
     table: ResourceTable,
+    stderr: Stderr,
 }
 
 impl Wasi {
@@ -51,7 +55,9 @@ impl Wasi {
         let mut insecure_seed = [0u8; 16];
         insecure_seed.copy_from_slice(&sources.seed.0[..16]);
         let tape = &sources.tape;
+        let stderr = Stderr::default();
         let ctx = WasiCtx::builder()
+            .stderr(stderr.clone())
             .secure_random(Draws(sources.dice.clone(), Stream::Secure))
             .insecure_random(Draws(sources.dice.clone(), Stream::Insecure))
             .insecure_random_seed(u128::from_le_bytes(insecure_seed))
@@ -61,7 +67,13 @@ impl Wasi {
         Self {
             ctx,
             table: ResourceTable::new(),
+            stderr,
         }
+    }
+
+    /// What the guest wrote to stderr, its tail.
+    pub fn stderr(&self) -> &Stderr {
+        &self.stderr
     }
 
     /// The view wasmtime-wasi's host implementations work on; a store's data answers it as its

@@ -1,0 +1,40 @@
+"""A Python environment whose own code lets exceptions out, to prove that a Python guest's
+exception keeps its type on every path: a tool that raises (`faulty_py_raise`), a tool whose
+answer is not JSON (`faulty_py_not_json`), a `data/get` that answers something other than parts,
+and a tool that exits the interpreter (`faulty_py_exit`, which traps the instance: the host
+keeps the last line the guest wrote to stderr).
+
+Build: `make guests-py` (writes guests/target/wasm32-wasip2/release/faulty-py.wasm).
+"""
+from __future__ import annotations
+
+from typing import Annotated
+
+from envhost_sdk import AgentEnvEnvironment, Field, environment_card, export, get_data, tool
+
+
+@environment_card(name="faulty_py")
+class FaultyPy(AgentEnvEnvironment):
+    """Nothing to keep: every call misbehaves the same way."""
+
+    @tool(name="{environment_name}_raise")
+    def raise_(self, key: Annotated[str, Field(description="The key looked up in an empty dict.")]) -> str:
+        """Looks `key` up in an empty dict: a KeyError."""
+        return {}[key]
+
+    @tool(name="{environment_name}_not_json")
+    def not_json(self) -> dict:
+        """Answers a set, which is not JSON."""
+        return {"set": {1, 2}}
+
+    @tool(name="{environment_name}_exit")
+    def exit(self) -> str:
+        """Exits the interpreter."""
+        raise SystemExit("the faulty Python guest exits on request")
+
+    @get_data
+    def get(self) -> list:
+        return ["not a part"]
+
+
+Env = export(FaultyPy)
