@@ -13,6 +13,10 @@ from typing import Annotated
 from envhost_sdk import AgentEnvEnvironment, Field, environment_card, export, get_data, tool
 
 
+class Opaque:
+    """A value JSON cannot encode."""
+
+
 @environment_card(name="faulty_py")
 class FaultyPy(AgentEnvEnvironment):
     """Nothing to keep: every call misbehaves the same way."""
@@ -24,8 +28,8 @@ class FaultyPy(AgentEnvEnvironment):
 
     @tool(name="{environment_name}_not_json")
     def not_json(self) -> dict:
-        """Answers a set, which is not JSON."""
-        return {"set": {1, 2}}
+        """Answers an object JSON cannot encode."""
+        return {"value": Opaque()}
 
     @tool(name="{environment_name}_exit")
     def exit(self) -> str:

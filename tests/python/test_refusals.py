@@ -123,7 +123,7 @@ def test_a_python_guests_exception_keeps_its_type(faulty_py):
         not_json = session.call("faulty_py_not_json", {})
         assert not_json["isError"] is True
         assert not_json["content"][0]["text"] == (
-            "Error executing tool faulty_py_not_json: TypeError: Object of type set is not JSON serializable")
+            "Error executing tool faulty_py_not_json: TypeError: Object of type Opaque is not JSON serializable")
         exited = session.call("faulty_py_exit", {})
         assert exited["isError"] is True
         text = exited["content"][0]["text"]

@@ -60,7 +60,7 @@ impl Classes {
             spaces: 0,
             others: 0,
         };
-        for (k, lanes) in bytes.chunks_exact(16).enumerate() {
+        for (k, lanes) in bytes.as_chunks::<16>().0.iter().enumerate() {
             let word = |at: usize| {
                 let mut word = [0u8; 8];
                 word.copy_from_slice(&lanes[at..at + 8]);

@@ -41,7 +41,7 @@ impl Secret {
     }
 
     /// The secret as 32 lowercase hex digits.
-    pub fn to_hex(&self) -> String {
+    pub fn to_hex(self) -> String {
         use std::fmt::Write as _;
         self.0.iter().fold(String::with_capacity(32), |mut hex, b| {
             let _ = write!(hex, "{b:02x}");
@@ -60,7 +60,10 @@ impl Secret {
         let mut decoded = [0u8; 16];
         let mut well_formed = presented.len() == 32;
         if well_formed {
-            for (byte, pair) in decoded.iter_mut().zip(presented.as_bytes().chunks_exact(2)) {
+            for (byte, pair) in decoded
+                .iter_mut()
+                .zip(presented.as_bytes().as_chunks::<2>().0)
+            {
                 match (digit(pair[0]), digit(pair[1])) {
                     (Some(high), Some(low)) => *byte = high << 4 | low,
                     _ => well_formed = false,

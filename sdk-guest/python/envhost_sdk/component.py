@@ -18,6 +18,7 @@ from wit_world.exports import env as wit_env
 from wit_world.imports import types as wit
 
 from .environment import Description, ImageContent, Runtime, ToolOutcome
+from .context import ToolContext
 from .errors import AgentEnvError, described
 from .parts import DataPart, FilePart, FileWithBytes, FileWithUri, Part, TextPart
 
@@ -158,7 +159,7 @@ def export(cls: type) -> type:
             except AgentEnvError as e:
                 raise _err(e) from None
             except Exception as e:
-                text = f"Error executing tool {name}: {described(e)}"
+                text = f"Error executing tool {ToolContext.current().tool or name}: {described(e)}"
                 return tool_result(ToolOutcome([text], None, is_error=True))
 
         def call_extension(self, uri: str, op: str, request: str) -> str:

@@ -13,6 +13,9 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 /// How much of a guest's stderr is kept: its last bytes.
 pub const TAIL_BYTES: usize = 2048;
 
+/// How the line Rust's panic handler ends with begins.
+const RUST_BACKTRACE_NOTE: &str = "note: run with `RUST_BACKTRACE=1`";
+
 /// The shared end of a guest's stderr: every stream the guest opens writes into it.
 #[derive(Clone, Default)]
 pub struct Stderr {
@@ -28,15 +31,27 @@ impl Stderr {
         tail.extend(kept);
     }
 
-    /// The last line the guest wrote that has text, trimmed; none when it wrote nothing.
+    /// The last line the guest wrote that has text, trimmed, after the line it continues (one
+    /// ending in `:`, as Rust's `panicked at FILE:LINE:COL:` does); Rust's note on
+    /// `RUST_BACKTRACE` is passed over. None when it wrote nothing.
     pub fn last_line(&self) -> Option<String> {
         let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
         let (front, back) = tail.as_slices();
         let text = String::from_utf8_lossy(&[front, back].concat()).into_owned();
-        text.lines()
+        let lines: Vec<&str> = text
+            .lines()
             .map(str::trim)
-            .rfind(|line| !line.is_empty())
-            .map(str::to_owned)
+            .filter(|line| !line.is_empty() && !line.starts_with(RUST_BACKTRACE_NOTE))
+            .collect();
+        let (last, before) = match lines.as_slice() {
+            [.., before, last] => (last, Some(before)),
+            [last] => (last, None),
+            [] => return None,
+        };
+        Some(match before {
+            Some(before) if before.ends_with(':') => format!("{before} {last}"),
+            _ => (*last).to_owned(),
+        })
     }
 }
 

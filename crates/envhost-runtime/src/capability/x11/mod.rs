@@ -321,7 +321,12 @@ impl x11::Host for X11View<'_> {
 fn bgrx_to_rgb(data: &[u8], pixels: usize) -> Option<Vec<u8>> {
     let data = data.get(..pixels * 4)?;
     let mut rgb = vec![0; pixels * 3];
-    for (to, from) in rgb.chunks_exact_mut(3).zip(data.chunks_exact(4)) {
+    for (to, from) in rgb
+        .as_chunks_mut::<3>()
+        .0
+        .iter_mut()
+        .zip(data.as_chunks::<4>().0)
+    {
         to.copy_from_slice(&[from[2], from[1], from[0]]);
     }
     Some(rgb)
