@@ -1,8 +1,9 @@
 """A Python environment whose own code lets exceptions out, to prove that a Python guest's
 exception keeps its type on every path: a tool that raises (`faulty_py_raise`), a tool whose
 answer is not JSON (`faulty_py_not_json`), a `data/get` that answers something other than parts,
-and a tool that exits the interpreter (`faulty_py_exit`, which traps the instance: the host
-keeps the last line the guest wrote to stderr).
+a tool that exits the interpreter (`faulty_py_exit`) and one that raises what no handler catches
+(`faulty_py_interrupt`): both end the instance, and the host keeps the last line the guest wrote
+to stderr.
 
 Build: `make guests-py` (writes guests/target/wasm32-wasip2/release/faulty-py.wasm).
 """
@@ -35,6 +36,11 @@ class FaultyPy(AgentEnvEnvironment):
     def exit(self) -> str:
         """Exits the interpreter."""
         raise SystemExit("the faulty Python guest exits on request")
+
+    @tool(name="{environment_name}_interrupt")
+    def interrupt(self) -> str:
+        """Raises KeyboardInterrupt, which no handler of the SDK's catches."""
+        raise KeyboardInterrupt("the faulty Python guest is interrupted on request")
 
     @get_data
     def get(self) -> list:

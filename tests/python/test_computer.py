@@ -189,7 +189,7 @@ def test_computer_episode_routes_refuse_bad_bodies_and_answer_the_cap_with_retry
             refused = httpx.post(server.url(route), content=body)
             assert refused.status_code == 400, (route, body, refused.text)
             assert refused.json()["error"]["code"] == "invalid_params"
-    assert httpx.get(server.url("/episodes")).json() == {"episodes": []}
+    assert [e for e in httpx.get(server.url("/episodes")).json()["episodes"] if not e["root"]] == []
     assert httpx.get(server.url("/snapshots")).json() == {"snapshots": []}
     assert httpx.post(server.url("/episodes"), content=b"{}").status_code == 201
     full = httpx.post(server.url("/fork"))
@@ -224,7 +224,7 @@ def test_a_driver_granted_a_display_is_not_forked(pool, x11_display):
     assert "lives in that X server" in refused.json()["error"]["message"]
     kept = httpx.post(server.url("/snapshot"))
     assert kept.status_code == 409 and kept.json()["error"]["code"] == "fork_unsupported"
-    assert httpx.get(server.url("/episodes")).json() == {"episodes": []}
+    assert [e for e in httpx.get(server.url("/episodes")).json()["episodes"] if not e["root"]] == []
 
 
 def test_a_driver_importing_x11_without_the_display_grant_is_refused_at_load(envhost_bin, guests):

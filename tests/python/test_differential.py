@@ -544,7 +544,7 @@ def _payload_error(server: Server) -> httpx.Response:
 BYTE_CASES = [
     ("data-get", _data_get_after_seed),
     ("payload-error", _payload_error),
-    ("envelope-error", lambda server: rpc_post(server, b"{nope")),
+    ("envelope-error", lambda server: rpc_post(server, '{"jsonrpc": "2.0", "id": 3, "method": "data/nopé"}'.encode())),
     ("extension", lambda server: httpx.post(server.url(f"{STATS_PATH}/set-topic"), json={"channel": "ü", "topic": "x"})),
     ("tool-access", lambda server: httpx.post(server.url("/tools/disable"), json={"role": "r", "tools": [SEND, "*"]})),
 ]
@@ -573,6 +573,19 @@ def test_difference_a_file_outside_the_data_roots(envhost, reference, outside_ro
     assert ours["error"]["code"] == -32000 and ours["error"]["data"] == {"code": "add_failed"}
     assert "allowed data roots" in ours["error"]["message"]
     assert state(envhost) == {"channels": [], "messages": []}
+
+
+@pytest.mark.parametrize("body", [b"{nope", b"", b"[1]", b'{"jsonrpc": "1.0", "id": 4, "method": "data/get"}',
+                                  b'{"jsonrpc": "2.0", "id": 4}'],
+                         ids=["not-json", "empty", "array", "version", "no-method"])
+def test_difference_envelope_errors_say_where_and_what(envhost, reference, body):
+    """-32700 and -32600: the same code, message and id; envhost's data.detail says where the
+    body stops being JSON or what the request lacks, where the reference sends no data."""
+    ours, theirs = rpc_post(envhost, body).json(), rpc_post(reference, body).json()
+    assert "data" not in theirs["error"]
+    detail = ours["error"].pop("data")["detail"]
+    assert ours == theirs
+    assert detail and (ours["error"]["code"] == -32600 or "line 1 column" in detail), detail
 
 
 @pytest.mark.parametrize("params", [{"parts": []}, [1], {"parts": [{"kind": "nope"}]}], ids=["empty", "list", "kind"])

@@ -124,15 +124,19 @@ def test_a_python_guests_exception_keeps_its_type(faulty_py):
         assert not_json["isError"] is True
         assert not_json["content"][0]["text"] == (
             "Error executing tool faulty_py_not_json: TypeError: Object of type Opaque is not JSON serializable")
-        exited = session.call("faulty_py_exit", {})
-        assert exited["isError"] is True
-        text = exited["content"][0]["text"]
-        assert text.startswith("guest_trapped: "), text
-        assert "SystemExit: the faulty Python guest exits on request" in text, text
+        exited = session.call("faulty_py_exit", {})["content"][0]["text"]
+        assert exited == ("guest_trapped: the environment trapped: it exited with status 1, after writing to stderr: "
+                          "the faulty Python guest exits on request; the episode was rebuilt to its state before this "
+                          "call"), exited
+        interrupted = session.call("faulty_py_interrupt", {})["content"][0]["text"]
+        assert interrupted.startswith("guest_trapped: "), interrupted
+        assert interrupted.endswith("after writing to stderr: KeyboardInterrupt: the faulty Python guest is "
+                                    "interrupted on request; the episode was rebuilt to its state before this call"), \
+            interrupted
         assert session.call("faulty_py_raise", {"key": "y"})["content"][0]["text"].endswith("'y'")
     got = rpc(faulty_py, "data/get", {})
     assert got["error"]["data"]["code"] == "get_failed"
-    assert got["error"]["message"].startswith("TypeError: "), got
+    assert got["error"]["message"] == "not a part: str", got
 
 
 def test_a_rust_guests_panic_keeps_its_message(pool):

@@ -64,7 +64,7 @@ def test_a_fork_answers_data_get_byte_for_byte_and_then_goes_its_own_way(envhost
     response = httpx.post(f"{original}/fork", timeout=30)
     assert response.status_code == 201, response.text
     answer = response.json()
-    assert set(answer) == {"id", "environment", "url", "snapshot"}
+    assert set(answer) == {"id", "environment", "url", "agent_url", "mcp_url", "snapshot"}
     fork = envhost_server.url(answer["url"].rstrip("/"))
     assert raw_get(fork) == raw_get(original)
 

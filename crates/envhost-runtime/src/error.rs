@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use wasmtime::Trap;
+use wasmtime_wasi::I32Exit;
 
 use crate::limits::MemoryExhausted;
 use crate::world::CompileError;
@@ -71,10 +72,11 @@ impl Fault {
         if let Some(m) = error.downcast_ref::<MemoryExhausted>() {
             return Self::OutOfMemory(m.to_string());
         }
-        let trap = match error.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => return Self::Deadline(deadline),
-            Some(trap) => trap.to_string(),
-            None => format!("{error:#}"),
+        let trap = match (error.downcast_ref::<Trap>(), error.downcast_ref::<I32Exit>()) {
+            (Some(Trap::Interrupt), _) => return Self::Deadline(deadline),
+            (Some(trap), _) => trap.to_string(),
+            (None, Some(I32Exit(status))) => format!("it exited with status {status}"),
+            (None, None) => error.root_cause().to_string(),
         };
         match said {
             Some(line) => Self::Trap(format!("{trap}, after writing to stderr: {line}")),

@@ -16,6 +16,10 @@ pub const TAIL_BYTES: usize = 2048;
 /// How the line Rust's panic handler ends with begins.
 const RUST_BACKTRACE_NOTE: &str = "note: run with `RUST_BACKTRACE=1`";
 
+/// The message of the panic with which componentize-py's runtime ends a call after printing an
+/// exception no Python code caught: the exception's own line comes before it.
+const PYTHON_UNCAUGHT: &str = "Python function threw an unexpected exception";
+
 /// The shared end of a guest's stderr: every stream the guest opens writes into it.
 #[derive(Clone, Default)]
 pub struct Stderr {
@@ -33,16 +37,21 @@ impl Stderr {
 
     /// The last line the guest wrote that has text, trimmed, after the line it continues (one
     /// ending in `:`, as Rust's `panicked at FILE:LINE:COL:` does); Rust's note on
-    /// `RUST_BACKTRACE` is passed over. None when it wrote nothing.
+    /// `RUST_BACKTRACE`, and componentize-py's panic after an uncaught Python exception (whose
+    /// traceback's last line, `Type: text`, comes before it), are passed over. None when it
+    /// wrote nothing.
     pub fn last_line(&self) -> Option<String> {
         let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
         let (front, back) = tail.as_slices();
         let text = String::from_utf8_lossy(&[front, back].concat()).into_owned();
-        let lines: Vec<&str> = text
+        let mut lines: Vec<&str> = text
             .lines()
             .map(str::trim)
             .filter(|line| !line.is_empty() && !line.starts_with(RUST_BACKTRACE_NOTE))
             .collect();
+        if lines.last() == Some(&PYTHON_UNCAUGHT) {
+            lines.truncate(lines.len().saturating_sub(2));
+        }
         let (last, before) = match lines.as_slice() {
             [.., before, last] => (last, Some(before)),
             [last] => (last, None),
