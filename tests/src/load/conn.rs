@@ -19,10 +19,13 @@ pub struct Target {
     authority: HeaderValue,
     /// The URL's path without its trailing slash: every route is appended to it.
     base_path: String,
+    /// `Authorization: Basic ...` of the URL's user-info (`http://user:TOKEN@host/`), sent with
+    /// every request, as envhost reads an operator token from it.
+    authorization: Option<HeaderValue>,
 }
 
 impl Target {
-    /// Reads a plain `http://host[:port][/base]` URL.
+    /// Reads a plain `http://[user:password@]host[:port][/base]` URL.
     pub fn parse(url: &str) -> anyhow::Result<Self> {
         let uri: Uri = url
             .parse()
@@ -33,6 +36,17 @@ impl Target {
         let authority = uri
             .authority()
             .ok_or_else(|| anyhow!("--url {url:?} names no host"))?;
+        let (userinfo, host_port) = match authority.as_str().rsplit_once('@') {
+            Some((userinfo, host_port)) => (Some(userinfo), host_port),
+            None => (None, authority.as_str()),
+        };
+        let authorization = userinfo
+            .map(|userinfo| {
+                use base64::Engine as _;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(userinfo);
+                HeaderValue::from_str(&format!("Basic {encoded}"))
+            })
+            .transpose()?;
         Ok(Self {
             host: authority
                 .host()
@@ -40,8 +54,9 @@ impl Target {
                 .trim_end_matches(']')
                 .to_owned(),
             port: authority.port_u16().unwrap_or(80),
-            authority: HeaderValue::from_str(authority.as_str())?,
+            authority: HeaderValue::from_str(host_port)?,
             base_path: uri.path().trim_end_matches('/').to_owned(),
+            authorization,
         })
     }
 
@@ -341,6 +356,9 @@ pub fn base_headers(target: &Target) -> HeaderMap {
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
+    if let Some(authorization) = &target.authorization {
+        headers.insert(header::AUTHORIZATION, authorization.clone());
+    }
     headers
 }
 
@@ -440,5 +458,18 @@ mod tests {
             episode.url("/agentenv"),
             "http://[::1]:8080/svc/x/episodes/abc/agentenv"
         );
+    }
+
+    #[test]
+    fn a_urls_user_info_is_sent_as_basic_authentication_not_as_the_host() {
+        let target = Target::parse("http://envhost:s3cret@127.0.0.1:9/").unwrap();
+        let headers = base_headers(&target.nested("/episodes/e/"));
+        assert_eq!(headers[header::HOST], "127.0.0.1:9");
+        assert_eq!(
+            headers[header::AUTHORIZATION],
+            "Basic ZW52aG9zdDpzM2NyZXQ="
+        );
+        let plain = base_headers(&Target::parse("http://127.0.0.1:9").unwrap());
+        assert!(!plain.contains_key(header::AUTHORIZATION));
     }
 }
