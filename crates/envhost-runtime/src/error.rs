@@ -72,7 +72,10 @@ impl Fault {
         if let Some(m) = error.downcast_ref::<MemoryExhausted>() {
             return Self::OutOfMemory(m.to_string());
         }
-        let trap = match (error.downcast_ref::<Trap>(), error.downcast_ref::<I32Exit>()) {
+        let trap = match (
+            error.downcast_ref::<Trap>(),
+            error.downcast_ref::<I32Exit>(),
+        ) {
             (Some(Trap::Interrupt), _) => return Self::Deadline(deadline),
             (Some(trap), _) => trap.to_string(),
             (None, Some(I32Exit(status))) => format!("it exited with status {status}"),

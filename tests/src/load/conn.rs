@@ -465,10 +465,7 @@ mod tests {
         let target = Target::parse("http://envhost:s3cret@127.0.0.1:9/").unwrap();
         let headers = base_headers(&target.nested("/episodes/e/"));
         assert_eq!(headers[header::HOST], "127.0.0.1:9");
-        assert_eq!(
-            headers[header::AUTHORIZATION],
-            "Basic ZW52aG9zdDpzM2NyZXQ="
-        );
+        assert_eq!(headers[header::AUTHORIZATION], "Basic ZW52aG9zdDpzM2NyZXQ=");
         let plain = base_headers(&Target::parse("http://127.0.0.1:9").unwrap());
         assert!(!plain.contains_key(header::AUTHORIZATION));
     }
