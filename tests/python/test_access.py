@@ -49,6 +49,19 @@ async def mcp_call(url: str, headers: dict[str, str] | None = None) -> tuple[lis
             return tools, sent.structuredContent
 
 
+def http_status(error: BaseException | None) -> int | None:
+    """The status of the `httpx.HTTPStatusError` that `error` is, holds (an exception group) or
+    was caused by."""
+    if error is None:
+        return None
+    if isinstance(error, httpx.HTTPStatusError):
+        return error.response.status_code
+    for inner in getattr(error, "exceptions", ()):
+        if (status := http_status(inner)) is not None:
+            return status
+    return http_status(error.__cause__ or error.__context__)
+
+
 def test_every_control_route_needs_the_token(guarded):
     for method, path in [("GET", "/episodes"), ("POST", "/episodes"), ("GET", "/metrics"), ("GET", CARD_PATH),
                          ("POST", "/agentenv"), ("POST", "/tools/enable"), ("POST", "/snapshot"),
@@ -73,8 +86,11 @@ def test_the_official_mcp_client_works_with_an_agent_url_alone(guarded):
     tools, sent = asyncio.run(mcp_call(guarded.url(mine["mcp_url"])))
     assert SEND in tools and sent == {"result": "ok"}
     forged = mine["mcp_url"].replace(mine["mcp_url"].split("/")[3], other["mcp_url"].split("/")[3])
-    with pytest.raises(Exception):
+    with pytest.raises(BaseException) as refused:
         asyncio.run(mcp_call(guarded.url(forged)))
+    assert http_status(refused.value) == 403, repr(refused.value)
+    answer = httpx.get(guarded.url(forged.removesuffix("mcp") + CARD_PATH.lstrip("/")))
+    assert answer.status_code == 403 and answer.json()["error"]["code"] == "agent_url_refused", answer.text
     state = httpx.post(guarded.url(mine["url"] + "agentenv"), headers=BEARER,
                        json={"jsonrpc": "2.0", "id": 1, "method": "data/get"}).json()
     assert state["result"]["parts"][0]["data"]["messages"][0]["text"] == "hi"

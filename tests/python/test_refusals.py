@@ -15,7 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import DESK_WASM, FAULTY_WASM, GUEST_RELEASE, SLACK_WASM, McpSession, free_port, rpc
+from conftest import (DESK_WASM, FAULTY_WASM, GUEST_RELEASE, SLACK_WASM, X11_DRIVER_WASM, McpSession, free_port,
+                      rpc)
 
 AGENT_WASM = GUEST_RELEASE / "tool_agent.wasm"
 FAULTY_PY_WASM = GUEST_RELEASE / "faulty-py.wasm"
@@ -73,6 +74,25 @@ def test_a_busy_port_names_port_and_mcp_port(envhost_bin, guests):
         error = the_error(run(envhost_bin, "serve", str(SLACK_WASM), "--port", str(port)))
     assert error == (f"error: port {port} of 127.0.0.1 is taken by another program: serve on another with --port N "
                      "(or MCP_PORT=N)"), error
+
+
+@pytest.mark.parametrize("grant", [["--exec"], ["--display", ":99"], ["--home", "/tmp"]],
+                         ids=["exec", "display", "home"])
+def test_a_drivers_grant_without_a_driver_is_refused(envhost_bin, guests, grant):
+    error = the_error(run(envhost_bin, "serve", str(SLACK_WASM), *grant, "--port", str(free_port())))
+    assert error == (f"error: {grant[0]} grants a computer driver what it needs, and no driver is served: give it "
+                     "with --driver PATH.wasm (or in the configuration file's [driver] table), or drop it"), error
+
+
+def test_a_driver_that_needs_a_display_names_the_option(envhost_bin, guests):
+    error = the_error(run(envhost_bin, "serve", "--driver", str(X11_DRIVER_WASM), "--port", str(free_port())))
+    assert error.endswith("which needs an X display granted to it: serve it with `--display :N`"), error
+
+
+def test_two_environments_of_one_name_say_how_to_name_them(envhost_bin, guests):
+    error = the_error(run(envhost_bin, "serve", str(SLACK_WASM), str(SLACK_WASM), "--port", str(free_port())))
+    assert error == ('error: two environments are named "slack": name one otherwise, as NAME=PATH.wasm on the '
+                     "command line or with `name` in the configuration file"), error
 
 
 def test_a_weak_token_says_how_to_make_one(envhost_bin):

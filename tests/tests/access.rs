@@ -239,9 +239,9 @@ async fn an_episodes_agent_url_refuses_another_episodes_secret() {
         ] {
             for method in methods {
                 let (status, body) = raw(&server, method, &at(id, secret, path), None).await;
-                assert_eq!(status, 404, "{method} {path} with {id} {secret}: {body}");
+                assert_eq!(status, 403, "{method} {path} with {id} {secret}: {body}");
                 let body: Value = serde_json::from_str(&body).unwrap();
-                assert_eq!(body["error"]["code"], "episode_not_found");
+                assert_eq!(body["error"]["code"], "agent_url_refused");
             }
         }
     }
@@ -255,7 +255,7 @@ async fn an_episodes_agent_url_refuses_another_episodes_secret() {
         .send()
         .await
         .unwrap();
-    assert_eq!(refused.status(), 404);
+    assert_eq!(refused.status(), 403);
 }
 
 #[tokio::test]
@@ -289,7 +289,10 @@ async fn an_agent_holding_its_mcp_url_reaches_no_other_route_or_episode() {
                         let (status, body) =
                             raw(&server, method.as_str(), &path, authorization.as_deref()).await;
                         tried += 1;
-                        if status != 401 && !(status == 404 && path != "/ready") {
+                        let refused = status == 401
+                            || (status == 403 && body.contains("agent_url_refused"))
+                            || (status == 404 && path != "/ready");
+                        if !refused {
                             reached.push(format!("{method} {path} -> {status} {body}"));
                         }
                     }

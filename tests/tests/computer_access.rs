@@ -124,7 +124,7 @@ async fn a_guarded_computer_serves_its_agent_url_and_nothing_else_without_the_to
     ] {
         let forged = format!("{url}/agent/{who}/{secret}/.well-known/agent-env.json");
         let refused = http.get(forged).send().await.unwrap();
-        assert_eq!(refused.status(), 404);
+        assert_eq!(refused.status(), 403);
     }
     for path in ["agentenv", "agentenv/ext/computer-exec/run", "tools/enable"] {
         let past = http

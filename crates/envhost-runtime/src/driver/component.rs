@@ -31,7 +31,8 @@ pub enum DriverLoadError {
     Link(String),
     /// The component imports a capability the operator did not grant.
     #[error(
-        "the driver imports {import}, which needs a display granted to it (`--display :N`); none is"
+        "the driver imports {import}, which needs an X display granted to it: serve it with \
+         `--display :N`"
     )]
     NotGranted {
         /// The import.

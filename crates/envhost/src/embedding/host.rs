@@ -27,7 +27,10 @@ pub enum HostError {
     #[error("no environment to serve")]
     NoEnvironment,
     /// Two environments share a name.
-    #[error("two environments are named {0:?}")]
+    #[error(
+        "two environments are named {0:?}: name one otherwise, as NAME=PATH.wasm on the command \
+         line or with `name` in the configuration file"
+    )]
     DuplicateName(String),
     /// An environment could not be loaded.
     #[error("environment {name} ({}): {why}", .component.display())]

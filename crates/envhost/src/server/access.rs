@@ -189,6 +189,23 @@ fn unauthorized(refusal: &Refusal) -> Response {
     response
 }
 
+/// 403 `agent_url_refused`: an agent URL whose id names no open episode or whose secret is not
+/// that episode's, the same answer whichever part is wrong (http-api.md#agent-urls). Not 404,
+/// which an MCP client takes for an ended session ("Session terminated") rather than a wrong URL.
+pub fn agent_url_refused() -> Response {
+    let mut error = CodedError::new(
+        "agent_url_refused",
+        "this agent URL opens no episode: its id or its secret is wrong, or the episode is closed",
+    );
+    error.status = 403;
+    error.hint = Some(
+        "use the whole mcp_url (or agent_url) that creating the episode answered, after the \
+         server's address"
+            .into(),
+    );
+    reply::coded(&error)
+}
+
 /// The middleware that applies `access` to every request (`axum::middleware::from_fn_with_state`).
 pub async fn guard(State(access): State<Access>, request: Request, next: Next) -> Response {
     match access.admits(request.uri().path(), request.headers()) {

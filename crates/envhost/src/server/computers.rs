@@ -566,7 +566,7 @@ async fn dispatch(
 
 /// A request to an agent URL, `/agent/{id}/{secret}/` and the card's or MCP's path: served by
 /// computer `id`'s routes at that path when `secret` is its secret (compared in constant time),
-/// else 404 `episode_not_found`, the same whichever was wrong.
+/// else 403 `agent_url_refused`, the same whichever was wrong.
 async fn dispatch_agent(
     State(computers): State<Shared>,
     Path((id, secret)): Path<(String, String)>,
@@ -576,10 +576,10 @@ async fn dispatch_agent(
     let held = entry.as_ref().map_or(&*NO_SECRET, |e| &e.secret);
     let matches = held.matches(&secret);
     let (Some(entry), true) = (entry, matches) else {
-        return not_found(&id);
+        return access::agent_url_refused();
     };
     let Some((_, _, path)) = access::agent_route(request.uri().path()) else {
-        return not_found(&id);
+        return access::agent_url_refused();
     };
     let path = match request.uri().query() {
         Some(query) => format!("{path}?{query}"),
@@ -587,7 +587,7 @@ async fn dispatch_agent(
     };
     match path.parse::<Uri>() {
         Ok(uri) => *request.uri_mut() = uri,
-        Err(_) => return not_found(&id),
+        Err(_) => return access::agent_url_refused(),
     }
     match entry.routes.oneshot(request).await {
         Ok(response) => response,

@@ -93,7 +93,7 @@ impl FromRequestParts<AppState> for Current {
                 let matches = held.matches(secret);
                 match episode {
                     Some(episode) if matches => Ok(Self(episode)),
-                    _ => Err(episode_not_found(id)),
+                    _ => Err(super::access::agent_url_refused()),
                 }
             }
         }

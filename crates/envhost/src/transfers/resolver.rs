@@ -281,7 +281,7 @@ impl Resolver {
                 .await
                 .map_err(|e| match Refused::find(&e) {
                     Some(refusal) => refused(refusal.clone()),
-                    None => http(e.without_url().to_string()),
+                    None => http(failure(e)),
                 })?;
         let status = response.status();
         if !status.is_success() {
@@ -290,7 +290,7 @@ impl Resolver {
         let mut bytes = Vec::new();
         let mut stream = response.bytes_stream();
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| http(e.without_url().to_string()))?;
+            let chunk = chunk.map_err(|e| http(failure(e)))?;
             bytes.extend_from_slice(&chunk);
             if bytes.len() as u64 > self.max_file_bytes {
                 return Err(TransferError::TooLarge {
@@ -301,6 +301,24 @@ impl Resolver {
         }
         Ok(bytes)
     }
+}
+
+/// A failed fetch's error and its causes on one line, without the URL, e.g. `error sending
+/// request: client error (Connect): tcp connect error: Connection refused (os error 111)`: the
+/// innermost cause is the one that says what went wrong.
+fn failure(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut line = error.to_string();
+    let mut cause = std::error::Error::source(&error);
+    while let Some(next) = cause {
+        let text = next.to_string();
+        if !line.ends_with(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = next.source();
+    }
+    line
 }
 
 #[cfg(test)]
@@ -395,5 +413,19 @@ mod tests {
         };
         let e = r.fetch(&ftp).await.unwrap_err().to_string();
         assert!(e.contains("unsupported") && !e.contains("secret"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_failed_connection_says_why() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let r = resolver(Path::new("/nonexistent"));
+        let url = FileContent::Uri {
+            uri: format!("http://127.0.0.1:{port}/seed.json?sig=secret"),
+        };
+        let e = r.fetch(&url).await.unwrap_err().to_string();
+        assert!(e.contains("Connection refused"), "{e}");
+        assert!(!e.contains("secret"), "{e}");
     }
 }

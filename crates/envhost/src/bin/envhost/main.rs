@@ -228,6 +228,19 @@ fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
 
 /// The driver to serve, from `--driver` or the configuration's `[driver]` table.
 fn driver_config(args: &Serve) -> anyhow::Result<Option<FileDriver>> {
+    let grants = [
+        ("--display", args.display.is_some()),
+        ("--exec", args.exec),
+        ("--home", args.home.is_some()),
+    ];
+    if let Some((flag, _)) = grants.iter().find(|(_, given)| *given)
+        && args.driver.is_none()
+    {
+        anyhow::bail!(
+            "{flag} grants a computer driver what it needs, and no driver is served: give it \
+             with --driver PATH.wasm (or in the configuration file's [driver] table), or drop it"
+        );
+    }
     if let Some(component) = &args.driver {
         return Ok(Some(FileDriver {
             component: component.clone(),
