@@ -11,6 +11,7 @@
 #   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm,
 #                    tool-agent-js.wasm
 #   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
+#   make wheel       the envhost Python package (python/), an abi3 manylinux wheel in dist/ (maturin)
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -36,7 +37,7 @@ C_FLAGS := --target=wasm32-wasi -mexec-model=reactor -O2 -std=c17 -Wall -Wextra 
 # puts npm's node in target/node when the system's is too old for the JavaScript guest.
 export PATH := $(CURDIR)/target/node/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: serve test lint guests guests-rust guests-py guests-js guests-c test-js host host-all venv \
+.PHONY: wheel serve test lint guests guests-rust guests-py guests-js guests-c test-js host host-all venv \
 	setup-serve setup-test setup-lint
 
 setup-serve:
@@ -101,6 +102,11 @@ host:
 host-all:
 	cargo build --release --workspace
 
+# The Python package: maturin (from PyPI, in $(VENV)) builds the native module, stripped, into a
+# wheel for CPython 3.10 and later.
+wheel: venv
+	$(VENV)/bin/maturin build --quiet --release --strip --manifest-path python/Cargo.toml --out dist
+
 serve: setup-serve
 	$(MAKE) guests-rust host
 	MCP_HOST=127.0.0.1 $(ENVHOST) serve $(COMPONENTS)/slack.wasm
@@ -118,7 +124,9 @@ test: setup-test
 	cargo test --release --workspace
 	cargo test --release --manifest-path guests/Cargo.toml -p desk
 	$(MAKE) test-js
-	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
+	$(MAKE) wheel
+	$(VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/envhost-*.whl
+	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests python/tests
 
 lint: setup-lint
 	cargo fmt --all --check

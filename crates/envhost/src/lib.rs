@@ -7,6 +7,7 @@
 //!   tool access, snapshots) with the same semantics and errors as over HTTP, in envhost's own
 //!   types ([`protocol::ToolResult`], [`protocol::CodedError`], ...).
 //! - [`server`]: axum routes over a host's episodes, and MCP's streamable HTTP transport.
+//! - [`cli`]: the `envhost` command, which the binary and the Python package's script run.
 //! - [`transfers`]: resolving `file://` and `http(s)://` parts for `data/add`.
 //! - [`protocol`] (the `envhost-protocol` crate): the wire protocol's shapes and rules, JSON only.
 //! - [`runtime`] (the `envhost-runtime` crate): wasmtime, environments, episodes' instances,
@@ -36,6 +37,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod cli;
 pub mod computer;
 mod embedding;
 mod ids;

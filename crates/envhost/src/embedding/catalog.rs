@@ -127,6 +127,14 @@ impl Catalog {
         self.routes.get(path).map_or(&[], Vec::as_slice)
     }
 
+    /// The route of extension `uri`'s method `op` (its name under the card's `params.methods`).
+    pub fn extension_route(&self, uri: &str, op: &str) -> Option<&Route> {
+        self.routes
+            .values()
+            .flatten()
+            .find(|r| r.uri == uri && r.method.op == op)
+    }
+
     /// The route at `path` for `verb` (GET routes answer HEAD too).
     pub fn route(&self, path: &str, verb: &Method) -> Option<&Route> {
         self.routes(path).iter().find(|r| {

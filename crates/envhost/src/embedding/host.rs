@@ -19,6 +19,7 @@ use super::snapshot_store::{Images, Snapshots};
 use crate::ids;
 use crate::transfers::Resolver;
 use envhost_protocol::Part;
+use envhost_protocol::error::CodedError;
 
 /// Why a host could not start.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +100,22 @@ pub enum CreateError {
     /// Instantiation failed.
     #[error(transparent)]
     Instantiate(CallError),
+}
+
+impl CreateError {
+    /// The coded error of `self` (http-api.md#episodes): 404 `environment_not_found`, 503
+    /// `too_many_episodes` and `unavailable` (both retryable).
+    pub fn to_coded(&self) -> CodedError {
+        let (code, status, retryable) = match self {
+            Self::UnknownEnvironment { .. } => ("environment_not_found", 404, false),
+            Self::Full { .. } => ("too_many_episodes", 503, true),
+            Self::Instantiate(_) => ("unavailable", 503, true),
+        };
+        let mut error = CodedError::new(code, self.to_string());
+        error.status = status;
+        error.retryable = retryable;
+        error
+    }
 }
 
 /// Why a seeded episode could not be made ([`Host::create_seeded_episode`]).

@@ -18,6 +18,7 @@ use super::episode::Episode;
 use super::host::{CreateError, Host};
 use super::metrics::{ImageOutcome, Metrics, RestoreSource};
 use super::snapshot_store::{ImageSlot, MAX_SNAPSHOTS};
+use envhost_protocol::error::CodedError;
 
 /// Why a snapshot could not be taken, stored or restored.
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +109,34 @@ impl ImageJob {
                 Err(e)
             }
         }
+    }
+}
+
+impl SnapshotError {
+    /// The coded error of `self` (http-api.md#snapshots): 404 `snapshot_not_found`, 400
+    /// `invalid_snapshot`, 409 `component_mismatch`, 409 `replay_diverged` (naming the journal
+    /// entry), 503 `too_many_snapshots` / `too_many_episodes` / `unavailable` and 429 `busy`
+    /// (these retryable), 500 `image_failed`.
+    pub fn to_coded(&self) -> CodedError {
+        let (code, status) = match self {
+            Self::Unknown(_) => ("snapshot_not_found", 404),
+            Self::Full => ("too_many_snapshots", 503),
+            Self::File(_) => ("invalid_snapshot", 400),
+            Self::OtherComponent { .. } => ("component_mismatch", 409),
+            Self::Episode(CallError::Busy { .. }) => ("busy", 429),
+            Self::Episode(_) => ("unavailable", 503),
+            Self::Restore(CreateError::Full { .. }) => ("too_many_episodes", 503),
+            Self::Restore(CreateError::Instantiate(CallError::Replay(_))) => {
+                ("replay_diverged", 409)
+            }
+            Self::Restore(_) => ("unavailable", 503),
+            Self::Image(ImageError::Replay(_)) => ("replay_diverged", 409),
+            Self::Image(_) => ("image_failed", 500),
+        };
+        let mut error = CodedError::new(code, self.to_string());
+        error.status = status;
+        error.retryable = matches!(status, 429 | 503);
+        error
     }
 }
 

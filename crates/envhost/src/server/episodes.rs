@@ -144,16 +144,9 @@ fn seed_error(e: DataError) -> Response {
 }
 
 fn create_error(e: &CreateError) -> Response {
-    let (code, status, retryable) = match e {
-        CreateError::UnknownEnvironment { .. } => ("environment_not_found", 404, false),
-        CreateError::Full { .. } => ("too_many_episodes", 503, true),
-        CreateError::Instantiate(_) => ("unavailable", 503, true),
-    };
-    let mut error = CodedError::new(code, e.to_string());
-    error.status = status;
-    error.retryable = retryable;
+    let error = e.to_coded();
     let mut response = reply::coded(&error);
-    if retryable {
+    if error.retryable {
         response.headers_mut().insert(
             header::RETRY_AFTER,
             HeaderValue::from_static(RETRY_AFTER_SECONDS),

@@ -12,9 +12,7 @@ use super::data_plane::RETRY_AFTER_SECONDS;
 use super::episodes::{episode_url, locations};
 use super::reply;
 use super::state::{AppState, Current, Id};
-use crate::embedding::{CreateError, Episode, SnapshotError};
-use envhost_protocol::error::CodedError;
-use envhost_runtime::{CallError, ImageError};
+use crate::embedding::{Episode, SnapshotError};
 
 /// Where a snapshot's file is served.
 pub fn snapshot_url(id: &str) -> String {
@@ -40,24 +38,7 @@ fn episode_created(episode: &Episode, snapshot: &str) -> Response {
 /// `too_many_snapshots` / `too_many_episodes` / `unavailable`, 429 `busy` (the last three with
 /// `Retry-After`), 500 `image_failed`.
 pub fn snapshot_error(e: &SnapshotError) -> Response {
-    let (code, status) = match e {
-        SnapshotError::Unknown(_) => ("snapshot_not_found", 404),
-        SnapshotError::Full => ("too_many_snapshots", 503),
-        SnapshotError::File(_) => ("invalid_snapshot", 400),
-        SnapshotError::OtherComponent { .. } => ("component_mismatch", 409),
-        SnapshotError::Episode(CallError::Busy { .. }) => ("busy", 429),
-        SnapshotError::Episode(_) => ("unavailable", 503),
-        SnapshotError::Restore(CreateError::Full { .. }) => ("too_many_episodes", 503),
-        SnapshotError::Restore(CreateError::Instantiate(CallError::Replay(_))) => {
-            ("replay_diverged", 409)
-        }
-        SnapshotError::Restore(_) => ("unavailable", 503),
-        SnapshotError::Image(ImageError::Replay(_)) => ("replay_diverged", 409),
-        SnapshotError::Image(_) => ("image_failed", 500),
-    };
-    let mut error = CodedError::new(code, e.to_string());
-    error.status = status;
-    error.retryable = matches!(status, 429 | 503);
+    let error = e.to_coded();
     let mut response = reply::coded(&error);
     if error.retryable {
         response.headers_mut().insert(

@@ -26,7 +26,7 @@ pub struct Listing {
 
 /// A tool's `tools/list` entry: its name as served, its description (`""` for none), schemas,
 /// annotations with unset hints left out, and `_meta` with the hidden-by-default marker.
-fn entry(tool: &Tool) -> McpTool {
+pub fn entry(tool: &Tool) -> McpTool {
     let mut listed = McpTool::new_with_raw(
         tool.name.clone(),
         Some(tool.description.clone().unwrap_or_default().into()),

@@ -1,18 +1,10 @@
-//! What the process allocates with and keeps resident: mimalloc, tuned to hand freed memory
-//! back soon, and the executable's pages that only starting up used handed back once it is
-//! serving.
+//! What the `envhost` executable keeps resident: mimalloc (its global allocator) tuned to hand
+//! freed memory back soon, and the executable's pages that only starting up used handed back
+//! once it is serving.
 
 use std::time::Duration;
 
 use libmimalloc_sys as mi;
-
-/// The allocator: mimalloc (without transparent huge pages, which kept 30 MiB more resident at
-/// idle) rather than glibc's. Spread over 1,000 episodes (1,000 connections, sessions, stores and
-/// guest memories), glibc's allocator took 6% more server CPU per tool call (124 against 116 µs,
-/// medians of 6 interleaved rounds; BENCHMARKS.md "Many episodes"), its malloc_consolidate
-/// running on most requests.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// mimalloc's `arena_eager_commit` and `purge_delay` options (mimalloc 3's `mi_option_t`).
 const ARENA_EAGER_COMMIT: mi::mi_option_t = 4;

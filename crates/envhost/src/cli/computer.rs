@@ -4,20 +4,20 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Context as _;
-use envhost::computer::Computer;
-use envhost::computer::exec::Exec;
-use envhost::computer::shape::shape;
-use envhost::protocol::computer::settings::{SETTINGS_ENV, Settings};
-use envhost::runtime::driver::{Driver, Grants};
-use envhost::runtime::{Limits, Runtime};
-use envhost::server::{
+use crate::computer::Computer;
+use crate::computer::exec::Exec;
+use crate::computer::shape::shape;
+use crate::protocol::computer::settings::{SETTINGS_ENV, Settings};
+use crate::runtime::driver::{Driver, Grants};
+use crate::runtime::{Limits, Runtime};
+use crate::server::{
     self,
     computers::{Computers, MakeExec, Template},
 };
+use anyhow::Context as _;
 
-use crate::access::Binding;
-use crate::refusal;
+use super::access::Binding;
+use super::refusal;
 
 /// What the operator grants a served computer besides its driver's capabilities.
 pub struct Granted {

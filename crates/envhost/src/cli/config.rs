@@ -48,9 +48,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::EnvironmentConfig;
+use crate::Limits;
 use anyhow::Context as _;
-use envhost::EnvironmentConfig;
-use envhost::Limits;
 use serde::Deserialize;
 
 /// Per-environment settings; every one optional.

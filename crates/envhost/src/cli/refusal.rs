@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use envhost::HostError;
-use envhost::runtime::LoadError;
-use envhost::runtime::agent::AgentLoadError;
-use envhost::runtime::driver::DriverLoadError;
-use envhost::runtime::world::{CompileError, World};
+use crate::HostError;
+use crate::runtime::LoadError;
+use crate::runtime::agent::AgentLoadError;
+use crate::runtime::driver::DriverLoadError;
+use crate::runtime::world::{CompileError, World};
 
 /// How a component of `world` at `path`, given with option `given` (`--driver`, `--agent`;
 /// empty for an environment's place), is served.

@@ -1,4 +1,5 @@
-//! The `envhost` command.
+//! The `envhost` command (serve.md): its arguments, and serving what they name. The `envhost`
+//! binary and the Python package's `envhost` script both run [`run`].
 
 mod access;
 mod agents;
@@ -12,11 +13,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::server;
+use crate::transfers::{FetchPolicy, TransferConfig};
+use crate::{Host, HostConfig};
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use envhost::server;
-use envhost::transfers::{FetchPolicy, TransferConfig};
-use envhost::{Host, HostConfig};
 use tracing_subscriber::EnvFilter;
 
 use config::{File, FileDriver, Overrides, command_line_environment};
@@ -167,7 +168,7 @@ struct Serve {
     http_threads: Option<u16>,
     /// Snapshots that keep a pre-initialised image, so their restores cost one instantiation;
     /// the least recently restored loses its image first; 0 replays every restore.
-    #[arg(long, default_value_t = envhost::DEFAULT_SNAPSHOT_IMAGES)]
+    #[arg(long, default_value_t = crate::DEFAULT_SNAPSHOT_IMAGES)]
     snapshot_images: usize,
 }
 
@@ -254,7 +255,7 @@ fn driver_config(args: &Serve) -> anyhow::Result<Option<FileDriver>> {
     Ok(file.and_then(|f| f.driver))
 }
 
-async fn serve(args: Serve) -> anyhow::Result<()> {
+async fn serve(args: Serve, process: Process) -> anyhow::Result<()> {
     let binding = access::binding(&access::AccessOptions {
         host: args.host.as_deref(),
         port: args.port,
@@ -262,7 +263,7 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         insecure: args.insecure_no_auth,
     })?;
     if let Some(driver) = driver_config(&args)? {
-        let grants = envhost::runtime::driver::Grants {
+        let grants = crate::runtime::driver::Grants {
             display: driver.display.clone(),
         };
         let granted = computer::Granted {
@@ -310,7 +311,9 @@ async fn serve(args: Serve) -> anyhow::Result<()> {
         .await
         .context("starting the server")?;
     memory::release_free_heap();
-    memory::release_startup_code();
+    if process == Process::Own {
+        memory::release_startup_code();
+    }
     tokio::spawn(async {
         let mut every = tokio::time::interval(memory::TRIM_INTERVAL);
         loop {
@@ -367,26 +370,56 @@ async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
-    memory::configure_allocator();
-    tracing_subscriber::fmt()
+/// The process the command runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Process {
+    /// The `envhost` executable, whose allocator is mimalloc: the allocator is tuned and, once
+    /// serving, the executable's start-up pages are handed back.
+    Own,
+    /// Another program's process (the Python package's `envhost` script): its allocator and
+    /// pages are left alone.
+    Embedded,
+}
+
+/// Runs the command `args` (the program's name first, as `std::env::args_os` gives them) on a
+/// runtime of its own, until it ends or SIGINT/SIGTERM stops a server: answers the exit status,
+/// 0, 1 after printing `error: …` (each cause once) on stderr, or 2 for arguments clap refuses
+/// (after printing clap's message; `--help` and `--version` print and answer 0).
+pub fn run(
+    args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+    process: Process,
+) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+    };
+    if process == Process::Own {
+        memory::configure_allocator();
+    }
+    let _ = tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-    let done = match Cli::parse().command {
-        Command::Serve(args) => serve(*args).await,
+        .try_init();
+    let done = match cli.command {
+        Command::Serve(args) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("starting the runtime")
+            .and_then(|runtime| runtime.block_on(serve(*args, process))),
         Command::New(args) => new::run(&args),
     };
     match done {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => {
             // One line: each cause once, after what failed; no backtrace.
             eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
+            1
         }
     }
 }

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::agent::model::ModelEndpoint;
+use crate::{AgentConfig, HostConfig};
 use anyhow::Context as _;
-use envhost::agent::model::ModelEndpoint;
-use envhost::{AgentConfig, HostConfig};
 
-use crate::config::FileAgent;
+use super::config::FileAgent;
 
 /// The agent options of `envhost serve`.
 pub struct AgentOptions {

@@ -5,9 +5,9 @@
 use std::net::{SocketAddr, ToSocketAddrs as _};
 use std::path::Path;
 
+use crate::server::Access;
+use crate::server::access::ControlToken;
 use anyhow::Context as _;
-use envhost::server::Access;
-use envhost::server::access::ControlToken;
 
 /// The environment variable that may hold the operator token.
 pub const TOKEN_ENV: &str = "ENVHOST_CONTROL_TOKEN";

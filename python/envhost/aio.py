@@ -1,0 +1,107 @@
+"""envhost for asyncio: the same operations as :mod:`envhost`, as coroutines.
+
+Each call that enters a guest runs on a worker thread (``asyncio.to_thread``) with the GIL
+released, so the event loop keeps serving while guests run, and calls into different episodes
+run on different cores.
+
+>>> host = await envhost.aio.Host.load({"slack": "slack.wasm"})
+>>> episode = await host.episode()
+>>> result = await episode.call_tool("slack_send_message", {"channel": "general", "text": "hi"})
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from . import _envhost
+
+__all__ = ["Episode", "Host"]
+
+
+class Host:
+    """An :class:`envhost.Host` whose calls are coroutines; make one with :meth:`Host.load`."""
+
+    def __init__(self, host: _envhost.Host) -> None:
+        self.sync = host
+
+    @classmethod
+    async def load(cls, environments: Mapping[str, Any], **options: Any) -> Host:
+        """Loads (compiling on first use) the environments and agents, as ``envhost.Host(...)``."""
+        return cls(await asyncio.to_thread(_envhost.Host, dict(environments), **options))
+
+    @property
+    def environments(self) -> list[str]:
+        """The environments' names, the default first."""
+        return self.sync.environments
+
+    async def episode(self, environment: str | None = None, parts: list[dict[str, Any]] | None = None) -> Episode:
+        """A new episode, loaded with ``parts`` when given (``envhost.Host.episode``)."""
+        return Episode(await asyncio.to_thread(self.sync.episode, environment, parts))
+
+    async def restore(self, snapshot: _envhost.Snapshot | bytes) -> Episode:
+        """A new episode in a snapshot's state (``envhost.Host.restore``)."""
+        return Episode(await asyncio.to_thread(self.sync.restore, snapshot))
+
+    async def invoke(self, agent: str, episode: Episode, prompt: str, *,
+                     session: str | None = None) -> AsyncIterator[dict[str, Any]]:
+        """An agent's turn on ``episode``: its events, the last ``completed`` or ``failed``."""
+        turn = self.sync.invoke(agent, episode.sync, prompt, session=session)
+        while (event := await asyncio.to_thread(next, turn, None)) is not None:
+            yield event
+
+
+class Episode:
+    """An :class:`envhost.Episode` whose guest calls are coroutines."""
+
+    def __init__(self, episode: _envhost.Episode) -> None:
+        self.sync = episode
+
+    @property
+    def id(self) -> str:
+        """The episode's id."""
+        return self.sync.id
+
+    def list_tools(self, role: str | None = None) -> list[dict[str, Any]]:
+        """The tools ``role`` may call, as MCP lists them (no guest call: not a coroutine)."""
+        return self.sync.list_tools(role)
+
+    async def reset(self) -> None:
+        """``data/reset``."""
+        await asyncio.to_thread(self.sync.reset)
+
+    async def add(self, parts: list[dict[str, Any]]) -> None:
+        """``data/add`` of ``parts``."""
+        await asyncio.to_thread(self.sync.add, parts)
+
+    async def get(self) -> list[dict[str, Any]]:
+        """``data/get``: the episode's data as parts."""
+        return await asyncio.to_thread(self.sync.get)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, role: str | None = None,
+                        session: str | None = None) -> _envhost.ToolResult:
+        """Calls tool ``name`` (``envhost.Episode.call_tool``)."""
+        return await asyncio.to_thread(self.sync.call_tool, name, arguments, role=role, session=session)
+
+    async def call_extension(self, uri: str, method: str, params: dict[str, Any] | None = None, *,
+                             role: str | None = None) -> Any:
+        """Calls an extension's method (``envhost.Episode.call_extension``)."""
+        return await asyncio.to_thread(self.sync.call_extension, uri, method, params, role=role)
+
+    async def snapshot(self) -> _envhost.Snapshot:
+        """A snapshot of the episode (``envhost.Episode.snapshot``)."""
+        return await asyncio.to_thread(self.sync.snapshot)
+
+    async def fork(self) -> Episode:
+        """A new episode in this one's state."""
+        return Episode(await asyncio.to_thread(self.sync.fork))
+
+    def close(self) -> None:
+        """Drops the episode."""
+        self.sync.close()
+
+    async def __aenter__(self) -> Episode:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,318 @@
+//! `envhost.Host`: environments and agents loaded once, and the episodes made of them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use envhost::agent::model::ModelEndpoint;
+use envhost::agent::{Prompt, Scope};
+use envhost::transfers::FetchPolicy;
+use envhost::{AgentConfig, EnvironmentConfig, Host, HostConfig, Limits};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::episode::{PyEpisode, PySnapshot};
+use crate::errors::{self, EnvhostError};
+use crate::turn::PyTurn;
+
+/// A host and the runtime its episodes' calls run on.
+pub struct Shared {
+    /// The host.
+    pub host: Host,
+    /// One worker thread for the host's background tasks (epoch ticks, image making); a call
+    /// runs on the Python thread that makes it, the GIL released.
+    pub runtime: tokio::runtime::Runtime,
+}
+
+/// Loads environments (and agents bound to them) once and makes isolated episodes of them, each
+/// in tens of microseconds (docs/python.md#host).
+///
+/// `Host(environments, *, agents=None, max_episodes=1000, memory_mib=256, cpu_deadline_ms=10000,
+/// call_timeout_ms=60000, max_queued_calls=64, pooling=True, data_roots=None, fetch_allow=(),
+/// fetch_deny=(), snapshot_images=16, model_url=None, model="default", max_turns=1000,
+/// sessions_dir=None)`
+///
+/// - `environments`: `{name: path}` or `{name: {"component": path, "card_name": str}}`; the first
+///   is the default of `episode()`.
+/// - `agents`: `{name: path}` (bound to the first environment) or `{name: {"component": path,
+///   "environment": name, "model": str}}`; their model endpoint is `model_url` (else
+///   `$OPENAI_BASE_URL`, else `$LITELLM_BASE_URL`).
+///
+/// Raises `EnvhostError` (`load_failed`, `invalid_params`) when a component cannot be loaded.
+#[pyclass(name = "Host", module = "envhost", frozen)]
+pub struct PyHost {
+    pub(crate) shared: Arc<Shared>,
+}
+
+#[pymethods]
+impl PyHost {
+    #[new]
+    #[pyo3(signature = (
+        environments, *, agents = None, max_episodes = 1000, memory_mib = None,
+        cpu_deadline_ms = None, call_timeout_ms = None, max_queued_calls = None, pooling = true,
+        data_roots = None, fetch_allow = Vec::new(), fetch_deny = Vec::new(),
+        snapshot_images = envhost::DEFAULT_SNAPSHOT_IMAGES, model_url = None,
+        model = "default".to_owned(), max_turns = 1000, sessions_dir = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        environments: &Bound<'_, PyDict>,
+        agents: Option<&Bound<'_, PyDict>>,
+        max_episodes: usize,
+        memory_mib: Option<usize>,
+        cpu_deadline_ms: Option<u64>,
+        call_timeout_ms: Option<u64>,
+        max_queued_calls: Option<usize>,
+        pooling: bool,
+        data_roots: Option<Vec<PathBuf>>,
+        fetch_allow: Vec<String>,
+        fetch_deny: Vec<String>,
+        snapshot_images: usize,
+        model_url: Option<String>,
+        model: String,
+        max_turns: usize,
+        sessions_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        let mut limits = Limits::default();
+        if let Some(mib) = memory_mib {
+            limits.memory_bytes = mib << 20;
+        }
+        if let Some(ms) = cpu_deadline_ms {
+            limits.cpu_deadline = Duration::from_millis(ms);
+        }
+        if let Some(ms) = call_timeout_ms {
+            limits.call_timeout = Duration::from_millis(ms);
+        }
+        if let Some(n) = max_queued_calls {
+            limits.max_queued_calls = n.max(1);
+        }
+        let mut loaded = Vec::new();
+        for (name, spec) in environments.iter() {
+            let name: String = name.extract()?;
+            let (component, table) = component_of(&spec, &name)?;
+            let mut environment = EnvironmentConfig::new(name, component);
+            environment.limits = limits;
+            if let Some(table) = table {
+                environment.card_name = table
+                    .get_item("card_name")?
+                    .map(|n| n.extract())
+                    .transpose()?;
+            }
+            loaded.push(environment);
+        }
+        let Some(first) = loaded.first().map(|e| e.name.clone()) else {
+            return Err(errors::invalid_params(
+                py,
+                "environments: give at least one, {name: path}",
+            ));
+        };
+        let mut config = HostConfig::new(loaded);
+        config.max_episodes = max_episodes.max(1);
+        config.pooling = pooling;
+        if let Some(roots) = data_roots {
+            config.transfers.data_roots = roots;
+        }
+        config.transfers.policy = FetchPolicy::new(&fetch_allow, &fetch_deny)
+            .map_err(|e| errors::invalid_params(py, e.to_string()))?;
+        config.snapshot_images = snapshot_images;
+        config.max_turns = max_turns.max(1);
+        if let Some(agents) = agents.filter(|a| !a.is_empty()) {
+            for (name, spec) in agents.iter() {
+                let name: String = name.extract()?;
+                let (component, table) = component_of(&spec, &name)?;
+                let mut agent = AgentConfig::new(name, component, first.clone());
+                agent.model.clone_from(&model);
+                if let Some(table) = table {
+                    if let Some(environment) = table.get_item("environment")? {
+                        agent.environment = environment.extract()?;
+                    }
+                    if let Some(named) = table.get_item("model")? {
+                        agent.model = named.extract()?;
+                    }
+                }
+                agent.limits = limits;
+                config.agents.push(agent);
+            }
+            config.model = ModelEndpoint::from_env(model_url)
+                .map_err(|e| errors::invalid_params(py, format!("the model endpoint: {e}")))?;
+            config.sessions_dir = sessions_dir;
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("envhost")
+            .enable_all()
+            .build()
+            .map_err(|e| EnvhostError::new_err(format!("starting the runtime: {e}")))?;
+        let host = py
+            .detach(|| runtime.block_on(Host::new(config)))
+            .map_err(|e| {
+                let mut error = envhost::protocol::CodedError::new("load_failed", format!("{e:#}"));
+                error.status = 500;
+                errors::coded(py, &error)
+            })?;
+        Ok(Self {
+            shared: Arc::new(Shared { host, runtime }),
+        })
+    }
+
+    /// The environments' names, the default first.
+    #[getter]
+    fn environments(&self) -> Vec<String> {
+        self.shared
+            .host
+            .environments()
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    /// The agents' names.
+    #[getter]
+    fn agents(&self) -> Vec<String> {
+        self.shared
+            .host
+            .agent_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// How many episodes are open.
+    #[getter]
+    fn episode_count(&self) -> usize {
+        self.shared.host.episodes().len()
+    }
+
+    /// A new episode of `environment` (the first when None), loaded with `parts` by one
+    /// `data/add` when given.
+    ///
+    /// Raises `EnvhostError`: `environment_not_found` (its message names those served),
+    /// `too_many_episodes` (retryable, at `max_episodes`), `unavailable`, `invalid_params` or
+    /// `add_failed` for parts (no episode is left then).
+    #[pyo3(signature = (environment = None, parts = None))]
+    fn episode(
+        &self,
+        py: Python<'_>,
+        environment: Option<String>,
+        parts: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyEpisode> {
+        let name = environment.unwrap_or_else(|| self.shared.host.environments()[0].name.clone());
+        let parts = parts
+            .filter(|p| !p.is_none())
+            .map(crate::convert::to_parts)
+            .transpose()?;
+        let shared = &self.shared;
+        let made = py.detach(|| {
+            shared.runtime.block_on(async {
+                match parts {
+                    Some(parts) => shared.host.create_seeded_episode(&name, parts).await,
+                    None => shared.host.create_episode(&name).await.map_err(Into::into),
+                }
+            })
+        });
+        let episode = made.map_err(|e| errors::seed(py, e))?;
+        Ok(PyEpisode::new(self.shared.clone(), episode))
+    }
+
+    /// A new episode in the state `snapshot` was taken in: a `Snapshot` (whose restores after
+    /// the first instantiate a pre-initialised image) or its bytes (`bytes(snapshot)`, from any
+    /// host serving the same component; replayed).
+    ///
+    /// Raises `EnvhostError`: `invalid_snapshot`, `component_mismatch`, `replay_diverged`,
+    /// `too_many_episodes`, `unavailable`.
+    fn restore(&self, py: Python<'_>, snapshot: &Bound<'_, PyAny>) -> PyResult<PyEpisode> {
+        let host = &self.shared.host;
+        let (id, imported) = if let Ok(held) = snapshot.cast::<PySnapshot>() {
+            (held.get().id().to_owned(), false)
+        } else if let Ok(bytes) = snapshot.cast::<PyBytes>() {
+            let id = host
+                .import_snapshot(bytes.as_bytes())
+                .map_err(|e| errors::snapshot(py, &e))?;
+            (id, true)
+        } else {
+            return Err(errors::invalid_params(
+                py,
+                "restore takes a Snapshot or its bytes",
+            ));
+        };
+        let shared = &self.shared;
+        let restored = py.detach(|| shared.runtime.block_on(shared.host.restore(&id)));
+        if imported {
+            host.delete_snapshot(&id);
+        }
+        let episode = restored.map_err(|e| errors::snapshot(py, &e))?;
+        Ok(PyEpisode::new(self.shared.clone(), episode))
+    }
+
+    /// The snapshot in `data` (`bytes(snapshot)` of this host or another serving the same
+    /// component), kept by this host for restores until the `Snapshot` is dropped.
+    ///
+    /// Raises `EnvhostError`: `invalid_snapshot`, `component_mismatch`, `too_many_snapshots`.
+    fn load_snapshot(&self, py: Python<'_>, data: &[u8]) -> PyResult<PySnapshot> {
+        let id = self
+            .shared
+            .host
+            .import_snapshot(data)
+            .map_err(|e| errors::snapshot(py, &e))?;
+        Ok(PySnapshot::new(self.shared.clone(), id))
+    }
+
+    /// A turn of `agent` on `episode` (an episode of the agent's environment), its events an
+    /// iterator of dicts (`{"type": "text", "delta"}`, `tool_started`, `tool_ended`, ...,
+    /// ending with exactly one `completed` or `failed`), docs/agents.md#events.
+    ///
+    /// Raises `EnvhostError` `agent_not_found` or `episode_not_found`; a turn that fails ends
+    /// with a `failed` event instead.
+    #[pyo3(signature = (agent, episode, prompt, *, session = None))]
+    fn invoke(
+        &self,
+        py: Python<'_>,
+        agent: &str,
+        episode: &PyEpisode,
+        prompt: String,
+        session: Option<String>,
+    ) -> PyResult<PyTurn> {
+        let scope = Scope {
+            session: session.unwrap_or_else(|| episode.id().to_owned()),
+            parent_session: None,
+            branch_hints: Vec::new(),
+            episode: Some(episode.id().to_owned()),
+        };
+        let _entered = self.shared.runtime.enter();
+        let events = self
+            .shared
+            .host
+            .invoke(agent, scope, Prompt::text(prompt))
+            .map_err(|e| {
+                let mut error = envhost::protocol::CodedError::new(e.code(), e.to_string());
+                error.status = 404;
+                errors::coded(py, &error)
+            })?;
+        Ok(PyTurn::new(self.shared.clone(), events))
+    }
+}
+
+/// A component's path from `spec` (a path, or a dict with `"component"`), and the dict.
+fn component_of<'py>(
+    spec: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<(PathBuf, Option<Bound<'py, PyDict>>)> {
+    if let Ok(path) = spec.extract::<PathBuf>() {
+        return Ok((path, None));
+    }
+    let py = spec.py();
+    let table = spec.cast::<PyDict>().map_err(|_| {
+        errors::invalid_params(
+            py,
+            format!("{name}: give a component's path, or a dict with \"component\""),
+        )
+    })?;
+    let component = table
+        .get_item("component")?
+        .ok_or_else(|| {
+            errors::invalid_params(py, format!("{name}: the dict has no \"component\""))
+        })?
+        .extract::<PathBuf>()?;
+    Ok((component, Some(table.clone())))
+}

@@ -1,0 +1,141 @@
+"""The in-process API from Python (docs/python.md): episodes, the data plane, tools, extensions,
+snapshots, forks and errors, against real components."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import envhost
+from conftest import GENERAL, SLACK, STATS_URI
+
+SEND = "slack_send_message"
+
+
+def test_the_readme_snippet_calls_a_slack_tool(host):
+    with host.episode(parts=GENERAL) as episode:
+        assert SEND in [tool["name"] for tool in episode.list_tools()]
+        result = episode.call_tool(SEND, {"channel": "general", "text": "hi"})
+        assert not result.is_error and result.structured == {"result": "ok"}
+        data = episode.get()
+        assert data[0]["kind"] == "data" and data[0]["data"]["messages"][0]["text"] == "hi"
+    assert episode.closed
+
+
+def test_list_tools_gives_mcp_entries(host):
+    with host.episode("slack") as episode:
+        tool = next(t for t in episode.list_tools() if t["name"] == SEND)
+        assert tool["inputSchema"]["type"] == "object" and "channel" in tool["inputSchema"]["properties"]
+        assert isinstance(tool["description"], str)
+
+
+def test_the_data_plane_resets_and_adds(host):
+    with host.episode("slack") as episode:
+        episode.add(GENERAL)
+        episode.add([{"kind": "data", "data": {"channels": [{"name": "random"}]}}])
+        assert [c["name"] for c in episode.get()[0]["data"]["channels"]] == ["general", "random"]
+        episode.reset()
+        assert episode.get()[0]["data"]["channels"] == []
+
+
+def test_tool_failures_are_results(host):
+    with host.episode("slack", GENERAL) as episode:
+        unknown = episode.call_tool("nope", {})
+        assert unknown.is_error and unknown.error is None and "Unknown tool" in unknown.text
+        missing = episode.call_tool(SEND, {"channel": "nowhere", "text": "x"})
+        assert missing.is_error and missing.error["code"] == "channel_not_found"
+        with pytest.raises(envhost.EnvhostError) as raised:
+            missing.raise_for_error()
+        assert raised.value.code == "channel_not_found" and raised.value.applied == "no"
+        schema = episode.call_tool(SEND, {"channel": "general"})
+        assert schema.is_error and "text" in schema.text
+        assert missing.to_dict()["isError"] is True and missing.to_dict()["content"][0]["type"] == "text"
+
+
+def test_errors_carry_their_coded_fields(host):
+    with pytest.raises(envhost.EnvhostError) as unknown:
+        host.episode("mail")
+    assert unknown.value.code == "environment_not_found" and "slack" in unknown.value.message
+    assert unknown.value.retryable is False and unknown.value.status == 404
+    with pytest.raises(envhost.EnvhostError) as bad_parts:
+        host.episode("slack", [{"kind": "nope"}])
+    assert bad_parts.value.code == "invalid_params"
+    with pytest.raises(envhost.EnvhostError) as not_json:
+        host.episode("slack").call_tool(SEND, {"channel": object()})
+    assert not_json.value.code == "invalid_params"
+    episode = host.episode("slack")
+    episode.close()
+    with pytest.raises(envhost.EnvhostError) as closed:
+        episode.get()
+    assert closed.value.code == "episode_not_found"
+
+
+def test_the_episode_cap_is_retryable():
+    small = envhost.Host({"slack": SLACK}, max_episodes=2)
+    first, second = small.episode(), small.episode()
+    with pytest.raises(envhost.EnvhostError) as full:
+        small.episode()
+    assert full.value.code == "too_many_episodes" and full.value.retryable is True
+    first.close()
+    small.episode().close()
+    second.close()
+
+
+def test_extensions_answer_json(host):
+    with host.episode("slack", GENERAL) as episode:
+        assert episode.call_extension(STATS_URI, "get") == {"channels": 1, "messages": 0}
+        topic = episode.call_extension(STATS_URI, "set-topic", {"channel": "general", "topic": "chat"})
+        assert topic["topic"] == "chat"
+        with pytest.raises(envhost.EnvhostError) as missing:
+            episode.call_extension(STATS_URI, "set-topic", {"channel": "nowhere", "topic": "x"})
+        assert missing.value.code == "channel_not_found" and missing.value.status == 404
+        with pytest.raises(envhost.EnvhostError) as unknown:
+            episode.call_extension(STATS_URI, "nope")
+        assert unknown.value.code == "extension_not_found"
+
+
+def test_snapshots_restore_here_and_in_another_host(host):
+    with host.episode("slack", GENERAL) as episode:
+        episode.call_tool(SEND, {"channel": "general", "text": "before"})
+        snapshot = episode.snapshot()
+        episode.call_tool(SEND, {"channel": "general", "text": "after"})
+        state = episode.get()
+        restored = host.restore(snapshot)
+        assert len(restored.get()[0]["data"]["messages"]) == 1
+        again = host.restore(snapshot)
+        assert again.get() == restored.get()
+        other = envhost.Host({"slack": SLACK})
+        moved = other.restore(bytes(snapshot))
+        assert moved.get() == restored.get()
+        forked = episode.fork()
+        assert forked.get() == state and forked.id != episode.id
+        forked.call_tool(SEND, {"channel": "general", "text": "fork only"})
+        assert episode.get() == state
+        with pytest.raises(envhost.EnvhostError) as bad:
+            host.restore(b"not a snapshot")
+        assert bad.value.code == "invalid_snapshot"
+
+
+def test_a_spinning_guest_fails_its_own_call_and_holds_no_other_thread(host):
+    spinning = host.episode("faulty")
+    done = {}
+
+    def spin():
+        started = time.monotonic()
+        done["result"] = spinning.call_tool("spin", {})
+        done["took"] = time.monotonic() - started
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    time.sleep(0.2)
+    with host.episode("slack", GENERAL) as episode:
+        started = time.monotonic()
+        for _ in range(100):
+            assert not episode.call_tool(SEND, {"channel": "general", "text": "hi"}).is_error
+        quick = time.monotonic() - started
+    thread.join()
+    assert done["result"].is_error and "deadline" in done["result"].text.lower(), done["result"].text
+    assert done["took"] >= 1.5
+    assert quick < 1.0, f"100 calls took {quick:.2f} s while another thread's guest spun"
+    spinning.close()
