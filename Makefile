@@ -126,7 +126,8 @@ test: setup-test
 	$(MAKE) test-js
 	$(MAKE) wheel
 	$(VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/envhost-*.whl
-	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests python/tests
+	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
+	$(VENV)/bin/python -m pytest -q python/tests
 
 lint: setup-lint
 	cargo fmt --all --check

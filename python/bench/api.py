@@ -70,6 +70,19 @@ def threaded(host: envhost.Host, threads: int, seconds: float) -> float:
     return sum(totals)
 
 
+def batched(host: envhost.Host, episodes: int, seconds: float) -> float:
+    """Counter calls/s through `host.call_many`, batches of 1,000 calls over `episodes` episodes."""
+    made = [host.episode("counter") for _ in range(episodes)]
+    batch = [(made[i % episodes], "counter_counts", {}) for i in range(1000)]
+    calls, started = 0, time.perf_counter()
+    while (now := time.perf_counter()) < started + seconds:
+        host.call_many(batch)
+        calls += len(batch)
+    for episode in made:
+        episode.close()
+    return calls / (now - started)
+
+
 def rust_calls_per_second(seconds: float) -> float | None:
     """The Rust API's figure in the same run: host_bench calls (counter, one episode)."""
     binary = REPO / "target" / "release" / "host_bench"
@@ -96,7 +109,8 @@ def main() -> None:
     host = envhost.Host({"counter": RELEASE / "counter.wasm", "slack": RELEASE / "slack.wasm"}, max_episodes=10_000)
     counter = host.episode("counter")
     slack = host.episode("slack", GENERAL)
-    rows: dict[str, list[float]] = {k: [] for k in ("rust", "counter", "slack", "p50", "p99", "t1", "t2", "t4")}
+    rows: dict[str, list[float]] = {k: [] for k in ("rust", "counter", "slack", "p50", "p99", "t1", "t2", "t4",
+                                                   "batch")}
     for _ in range(args.rounds):
         if (rust := rust_calls_per_second(args.seconds)) is not None:
             rows["rust"].append(rust)
@@ -110,6 +124,7 @@ def main() -> None:
         rows["p99"].append(p99)
         for n in (1, 2, 4):
             rows[f"t{n}"].append(threaded(host, n, args.seconds))
+        rows["batch"].append(batched(host, 4, args.seconds))
     scaling = [t4 / t1 for t1, t4 in zip(rows["t1"], rows["t4"])]
     print(f"envhost Python package, {args.rounds} rounds of {args.seconds:g} s; {os.cpu_count()} CPUs; "
           f"load average {os.getloadavg()[0]:.2f}\n")
@@ -122,6 +137,9 @@ def main() -> None:
     for n in (1, 2, 4):
         print(f"| counter calls/s, {n} thread{'s' if n > 1 else ''} | {spread(rows[f't{n}'])} |")
     print(f"| 4 threads ÷ 1 thread | {spread(scaling, '×', 2)} |")
+    batching = [b / t1 for t1, b in zip(rows["t1"], rows["batch"])]
+    print(f"| counter calls/s, one thread, call_many batches of 1,000 over 4 episodes | {spread(rows['batch'])} |")
+    print(f"| call_many ÷ 1 thread | {spread(batching, '×', 2)} |")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ impl PyEpisode {
     }
 
     /// The episode, unless it was closed.
-    fn open(&self, py: Python<'_>) -> PyResult<&Arc<Episode>> {
+    pub(crate) fn open(&self, py: Python<'_>) -> PyResult<&Arc<Episode>> {
         if self.closed.load(Ordering::Acquire) {
             let mut error = envhost::protocol::CodedError::new(
                 "episode_not_found",
@@ -55,7 +55,7 @@ impl PyEpisode {
 }
 
 /// A caller of `role` (None, `""` and `"default"` are the default role) in `session`.
-fn caller(role: Option<String>, session: Option<String>) -> Caller {
+pub(crate) fn caller(role: Option<String>, session: Option<String>) -> Caller {
     Caller {
         role: normalize_role(role.map(Value::String).as_ref()),
         session,

@@ -1,11 +1,13 @@
 //! `envhost.Host`: environments and agents loaded once, and the episodes made of them.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use envhost::agent::model::ModelEndpoint;
 use envhost::agent::{Prompt, Scope};
+use envhost::protocol::ToolResult;
 use envhost::transfers::FetchPolicy;
 use envhost::{AgentConfig, EnvironmentConfig, Host, HostConfig, Limits};
 use pyo3::prelude::*;
@@ -13,6 +15,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::episode::{PyEpisode, PySnapshot};
 use crate::errors::{self, EnvhostError};
+use crate::results::PyToolResult;
 use crate::turn::PyTurn;
 
 /// A host and the runtime its episodes' calls run on.
@@ -258,6 +261,84 @@ impl PyHost {
         Ok(PySnapshot::new(self.shared.clone(), id))
     }
 
+    /// Calls many tools at once: `calls` is a list of `(episode, name, arguments)` tuples, all
+    /// as `role`; answers their `ToolResult`s in the same order. The GIL is released once for
+    /// the whole batch, and the episodes are spread over `threads` threads (default: one per
+    /// core): each episode's calls run on one thread, in the order of the list, and episodes on
+    /// different threads run at once. This is how one Python thread steps thousands of episodes
+    /// on every core: a call from Python costs a GIL hand-off, a call in a batch does not.
+    ///
+    /// Raises `EnvhostError` `invalid_params` (before any call) for a tuple that does not fit
+    /// or arguments that are not a dict, `episode_not_found` for a closed episode.
+    #[pyo3(signature = (calls, *, role = None, threads = None))]
+    fn call_many(
+        &self,
+        py: Python<'_>,
+        calls: Vec<(PyRef<'_, PyEpisode>, String, Option<Bound<'_, PyAny>>)>,
+        role: Option<String>,
+        threads: Option<usize>,
+    ) -> PyResult<Vec<PyToolResult>> {
+        let threads = threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+            .clamp(1, calls.len().max(1));
+        let mut shares: Vec<Vec<Call<'_>>> = (0..threads).map(|_| Vec::new()).collect();
+        let mut placed: HashMap<&str, usize> = HashMap::new();
+        for (index, (episode, name, arguments)) in calls.iter().enumerate() {
+            let arguments = crate::convert::to_object(arguments.as_ref(), "arguments")?;
+            let open = episode.open(py)?.clone();
+            let next = placed.len() % threads;
+            let share = *placed.entry(episode.id()).or_insert(next);
+            shares[share].push((index, open, name.as_str(), arguments));
+        }
+        let caller = crate::episode::caller(role, None);
+        let runtime = &self.shared.runtime;
+        let answered = py.detach(|| {
+            let run = |share: Vec<Call<'_>>| {
+                runtime.block_on(async {
+                    let mut done = Vec::with_capacity(share.len());
+                    for (index, episode, name, arguments) in share {
+                        done.push((
+                            index,
+                            episode.call_tool(name, arguments, caller.clone()).await,
+                        ));
+                    }
+                    done
+                })
+            };
+            std::thread::scope(|scope| {
+                let mut shares = shares.into_iter().filter(|s| !s.is_empty());
+                let first = shares.next();
+                let others: Vec<_> = shares
+                    .map(|share| {
+                        let indices: Vec<usize> = share.iter().map(|call| call.0).collect();
+                        (indices, scope.spawn(move || run(share)))
+                    })
+                    .collect();
+                let mut answered = first.map(run).unwrap_or_default();
+                for (indices, other) in others {
+                    match other.join() {
+                        Ok(done) => answered.extend(done),
+                        Err(_) => answered.extend(indices.into_iter().map(|index| {
+                            let why = "the batch's thread stopped before this call";
+                            (index, ToolResult::text_error(why.into()))
+                        })),
+                    }
+                }
+                answered
+            })
+        });
+        let mut results: Vec<Option<ToolResult>> = (0..calls.len()).map(|_| None).collect();
+        for (index, result) in answered {
+            results[index] = Some(result);
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| {
+                PyToolResult::new(r.unwrap_or_else(|| ToolResult::text_error("no answer".into())))
+            })
+            .collect())
+    }
+
     /// A turn of `agent` on `episode` (an episode of the agent's environment), its events an
     /// iterator of dicts (`{"type": "text", "delta"}`, `tool_started`, `tool_ended`, ...,
     /// ending with exactly one `completed` or `failed`), docs/agents.md#events.
@@ -292,6 +373,14 @@ impl PyHost {
         Ok(PyTurn::new(self.shared.clone(), events))
     }
 }
+
+/// One call of a batch: its index in the list, the episode, the tool, the arguments.
+type Call<'a> = (
+    usize,
+    Arc<envhost::Episode>,
+    &'a str,
+    serde_json::Map<String, serde_json::Value>,
+);
 
 /// A component's path from `spec` (a path, or a dict with `"component"`), and the dict.
 fn component_of<'py>(

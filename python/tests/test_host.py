@@ -139,3 +139,19 @@ def test_a_spinning_guest_fails_its_own_call_and_holds_no_other_thread(host):
     assert done["took"] >= 1.5
     assert quick < 1.0, f"100 calls took {quick:.2f} s while another thread's guest spun"
     spinning.close()
+
+
+def test_call_many_answers_in_order_across_episodes(host):
+    episodes = [host.episode("slack", GENERAL) for _ in range(8)]
+    calls = [(episodes[i % 8], SEND, {"channel": "general", "text": str(i)}) for i in range(200)]
+    calls.append((episodes[0], "nope", {}))
+    results = host.call_many(calls, threads=3)
+    assert len(results) == 201 and results[-1].is_error
+    assert all(r.structured == {"result": "ok"} for r in results[:200])
+    for i, episode in enumerate(episodes):
+        texts = [m["text"] for m in episode.get()[0]["data"]["messages"]]
+        assert texts == [str(n) for n in range(i, 200, 8)]
+        episode.close()
+    with pytest.raises(envhost.EnvhostError) as closed:
+        host.call_many([(episodes[0], SEND, {})])
+    assert closed.value.code == "episode_not_found"

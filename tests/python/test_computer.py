@@ -231,7 +231,7 @@ def test_a_driver_importing_x11_without_the_display_grant_is_refused_at_load(env
     done = subprocess.run([str(envhost_bin), "serve", "--driver", str(X11_DRIVER_WASM), "--port", "1"],
                           capture_output=True, text=True, timeout=120, env={**os.environ, "RUST_BACKTRACE": "0"})
     assert done.returncode != 0
-    assert "imports agentenv:computer/x11@0.1.0, which needs a display granted to it" in done.stderr
+    assert "imports agentenv:computer/x11@0.1.0, which needs an X display granted to it: serve it with `--display :N`" in done.stderr
 
 
 def test_the_reference_probe_passes_at_full_against_the_x11_driver_as_an_unprivileged_user(
