@@ -35,6 +35,26 @@ class Host:
         """The environments' names, the default first."""
         return self.sync.environments
 
+    @property
+    def agents(self) -> list[str]:
+        """The agents' names."""
+        return self.sync.agents
+
+    @property
+    def episode_count(self) -> int:
+        """How many episodes are open."""
+        return self.sync.episode_count
+
+    async def call_many(self, calls: list[tuple[Episode, str, dict[str, Any] | None]], *, role: str | None = None,
+                        threads: int | None = None) -> list[_envhost.ToolResult]:
+        """Many tool calls at once (``envhost.Host.call_many``)."""
+        batch = [(episode.sync, name, arguments) for episode, name, arguments in calls]
+        return await asyncio.to_thread(self.sync.call_many, batch, role=role, threads=threads)
+
+    async def load_snapshot(self, data: bytes) -> _envhost.Snapshot:
+        """Keeps a snapshot's bytes for restores (``envhost.Host.load_snapshot``)."""
+        return await asyncio.to_thread(self.sync.load_snapshot, data)
+
     async def episode(self, environment: str | None = None, parts: list[dict[str, Any]] | None = None) -> Episode:
         """A new episode, loaded with ``parts`` when given (``envhost.Host.episode``)."""
         return Episode(await asyncio.to_thread(self.sync.episode, environment, parts))
@@ -61,6 +81,28 @@ class Episode:
     def id(self) -> str:
         """The episode's id."""
         return self.sync.id
+
+    @property
+    def environment(self) -> str:
+        """The name of its environment in the host."""
+        return self.sync.environment
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self.sync.closed
+
+    def card(self) -> dict[str, Any]:
+        """The environment's card (no guest call: not a coroutine)."""
+        return self.sync.card()
+
+    def enable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
+        """Lets ``role`` call ``tools`` (``envhost.Episode.enable_tools``; no guest call)."""
+        return self.sync.enable_tools(role, tools)
+
+    def disable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
+        """Keeps ``role`` from ``tools`` (``envhost.Episode.disable_tools``; no guest call)."""
+        return self.sync.disable_tools(role, tools)
 
     def list_tools(self, role: str | None = None) -> list[dict[str, Any]]:
         """The tools ``role`` may call, as MCP lists them (no guest call: not a coroutine)."""

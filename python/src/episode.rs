@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use envhost::Episode;
 use envhost::protocol::Caller;
 use envhost::protocol::role::normalize_role;
+use envhost::protocol::tool_access::Change;
 use envhost::server::mcp::listing;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -19,7 +20,8 @@ use crate::results::PyToolResult;
 
 /// One episode: its own instance, data, tool-access rules. Calls into one episode run one at a
 /// time; episodes run concurrently, each call on its caller's thread with the GIL released.
-/// After `close()` (or leaving its `with` block) every call raises `episode_not_found`.
+/// After `close()` (or leaving its `with` block) every call raises `episode_not_found`; an
+/// episode no Python object refers to any more is closed by itself.
 #[pyclass(name = "Episode", module = "envhost", frozen)]
 pub struct PyEpisode {
     shared: Arc<Shared>,
@@ -54,6 +56,33 @@ impl PyEpisode {
     }
 }
 
+impl PyEpisode {
+    /// A tool-access change of `role`'s `tools`, read as the HTTP body would be.
+    fn change_tools<'py>(
+        &self,
+        py: Python<'py>,
+        role: &Bound<'py, PyAny>,
+        tools: &Bound<'py, PyAny>,
+        disabled: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let episode = self.open(py)?;
+        let body = serde_json::json!({
+            "role": crate::convert::to_json(role, "role")?,
+            "tools": crate::convert::to_json(tools, "tools")?,
+        });
+        let change =
+            Change::parse(body.to_string().as_bytes()).map_err(|e| errors::coded(py, &e))?;
+        to_python(py, &episode.change_tool_access(&change, disabled))
+    }
+}
+
+impl Drop for PyEpisode {
+    /// An episode whose last Python reference goes is closed: nothing else can reach it.
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 /// A caller of `role` (None, `""` and `"default"` are the default role) in `session`.
 pub(crate) fn caller(role: Option<String>, session: Option<String>) -> Caller {
     Caller {
@@ -84,6 +113,7 @@ impl PyEpisode {
 
     /// The environment's card (protocol.md#card), as a dict.
     fn card<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.open(py)?;
         let card = std::str::from_utf8(&self.episode.catalog().card)
             .map_err(|e| errors::invalid_params(py, e.to_string()))?;
         from_json_text(py, card)
@@ -198,6 +228,31 @@ impl PyEpisode {
             })
             .map_err(|e| errors::coded(py, &e))?;
         to_python(py, &answer)
+    }
+
+    /// Lets `role` (`"*"` for every role) call `tools` (a list of tool names, or `"*"`), hidden-
+    /// by-default tools included, as `POST /tools/enable` does (protocol.md#rule-changes):
+    /// answers the rules now stored for the role, `{"role", "disabled", "allowed"}`. Raises
+    /// `EnvhostError` `invalid_params` as the reference words it.
+    fn enable_tools<'py>(
+        &self,
+        py: Python<'py>,
+        role: &Bound<'py, PyAny>,
+        tools: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.change_tools(py, role, tools, false)
+    }
+
+    /// Keeps `role` (`"*"` for every role) from listing and calling `tools` (a list of tool
+    /// names, or `"*"`), as `POST /tools/disable` does: answers the rules now stored for the
+    /// role. Raises `EnvhostError` `invalid_params` as the reference words it.
+    fn disable_tools<'py>(
+        &self,
+        py: Python<'py>,
+        role: &Bound<'py, PyAny>,
+        tools: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.change_tools(py, role, tools, true)
     }
 
     /// A snapshot of the episode as of every call made before this one (docs/snapshots.md):

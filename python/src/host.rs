@@ -50,6 +50,12 @@ pub struct PyHost {
 #[pymethods]
 impl PyHost {
     #[new]
+    #[pyo3(
+        text_signature = "(environments, *, agents=None, max_episodes=1000, memory_mib=256, \
+        cpu_deadline_ms=10000, call_timeout_ms=60000, max_queued_calls=64, pooling=True, \
+        data_roots=None, fetch_allow=(), fetch_deny=(), snapshot_images=16, model_url=None, \
+        model='default', max_turns=1000, sessions_dir=None)"
+    )]
     #[pyo3(signature = (
         environments, *, agents = None, max_episodes = 1000, memory_mib = None,
         cpu_deadline_ms = None, call_timeout_ms = None, max_queued_calls = None, pooling = true,
@@ -93,7 +99,7 @@ impl PyHost {
         let mut loaded = Vec::new();
         for (name, spec) in environments.iter() {
             let name: String = name.extract()?;
-            let (component, table) = component_of(&spec, &name)?;
+            let (component, table) = component_of(&spec, &name, &["component", "card_name"])?;
             let mut environment = EnvironmentConfig::new(name, component);
             environment.limits = limits;
             if let Some(table) = table {
@@ -104,6 +110,12 @@ impl PyHost {
             }
             loaded.push(environment);
         }
+        if max_episodes == 0 {
+            return Err(errors::invalid_params(
+                py,
+                "max_episodes must be at least 1",
+            ));
+        }
         let Some(first) = loaded.first().map(|e| e.name.clone()) else {
             return Err(errors::invalid_params(
                 py,
@@ -111,7 +123,7 @@ impl PyHost {
             ));
         };
         let mut config = HostConfig::new(loaded);
-        config.max_episodes = max_episodes.max(1);
+        config.max_episodes = max_episodes;
         config.pooling = pooling;
         if let Some(roots) = data_roots {
             config.transfers.data_roots = roots;
@@ -123,7 +135,8 @@ impl PyHost {
         if let Some(agents) = agents.filter(|a| !a.is_empty()) {
             for (name, spec) in agents.iter() {
                 let name: String = name.extract()?;
-                let (component, table) = component_of(&spec, &name)?;
+                let (component, table) =
+                    component_of(&spec, &name, &["component", "environment", "model"])?;
                 let mut agent = AgentConfig::new(name, component, first.clone());
                 agent.model.clone_from(&model);
                 if let Some(table) = table {
@@ -382,10 +395,12 @@ type Call<'a> = (
     serde_json::Map<String, serde_json::Value>,
 );
 
-/// A component's path from `spec` (a path, or a dict with `"component"`), and the dict.
+/// A component's path from `spec` (a path, or a dict with `"component"` and no key but
+/// `keys`), and the dict.
 fn component_of<'py>(
     spec: &Bound<'py, PyAny>,
     name: &str,
+    keys: &[&str],
 ) -> PyResult<(PathBuf, Option<Bound<'py, PyDict>>)> {
     if let Ok(path) = spec.extract::<PathBuf>() {
         return Ok((path, None));
@@ -397,6 +412,18 @@ fn component_of<'py>(
             format!("{name}: give a component's path, or a dict with \"component\""),
         )
     })?;
+    for key in table.keys() {
+        let key: String = key.extract()?;
+        if !keys.contains(&key.as_str()) {
+            return Err(errors::invalid_params(
+                py,
+                format!(
+                    "{name}: unknown key {key:?}; the keys are {}",
+                    keys.join(", ")
+                ),
+            ));
+        }
+    }
     let component = table
         .get_item("component")?
         .ok_or_else(|| {

@@ -155,3 +155,43 @@ def test_call_many_answers_in_order_across_episodes(host):
     with pytest.raises(envhost.EnvhostError) as closed:
         host.call_many([(episodes[0], SEND, {})])
     assert closed.value.code == "episode_not_found"
+
+
+def test_an_episode_nothing_refers_to_is_closed():
+    small = envhost.Host({"slack": SLACK}, max_episodes=2)
+
+    def rollout():
+        small.episode().call_tool("slack_list_channels")
+
+    for _ in range(5):
+        rollout()
+    assert small.episode_count == 0
+
+
+def test_tool_access_changes_in_process(host):
+    with host.episode("slack", GENERAL) as episode:
+        purge = "slack_admin_purge"
+        assert purge not in [t["name"] for t in episode.list_tools(role="admin")]
+        refused = episode.call_tool(purge, {"channel": "general"}, role="admin")
+        assert refused.is_error and refused.error["code"] == "permission_denied"
+        rules = episode.enable_tools("admin", [purge])
+        assert rules["role"] == "admin" and purge in rules["allowed"]
+        assert purge in [t["name"] for t in episode.list_tools(role="admin")]
+        assert purge not in [t["name"] for t in episode.list_tools(role="bob")]
+        assert not episode.call_tool(purge, {"channel": "general"}, role="admin").is_error
+        episode.disable_tools("*", "*")
+        assert episode.list_tools(role="bob") == []
+        with pytest.raises(envhost.EnvhostError) as bad:
+            episode.enable_tools("admin", 5)
+        assert bad.value.code == "invalid_params"
+
+
+def test_host_options_that_do_not_fit_are_refused():
+    for environments, options, says in [
+        ({"slack": {"component": SLACK, "cardname": "x"}}, {}, 'unknown key "cardname"'),
+        ({"slack": SLACK}, {"max_episodes": 0}, "max_episodes must be at least 1"),
+        ({}, {}, "give at least one"),
+    ]:
+        with pytest.raises(envhost.EnvhostError) as refused:
+            envhost.Host(environments, **options)
+        assert refused.value.code == "invalid_params" and says in refused.value.message, refused.value.message

@@ -3,6 +3,7 @@ tool, and its `envhost` command serves the card."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -52,7 +53,8 @@ def test_the_wheels_envhost_command_serves_the_card(venv):
                 assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
                 time.sleep(0.2)
     finally:
-        server.terminate()
+        server.send_signal(signal.SIGINT)
         assert server.wait(timeout=30) == 0
+    assert "Traceback" not in server.stderr.read()
     bad = subprocess.run([str(venv / "bin" / "envhost"), "serve"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and bad.stderr.startswith("error: name at least one environment"), bad.stderr

@@ -1,0 +1,4 @@
+"""``python -m envhost``: the ``envhost`` command."""
+from ._cli import main
+
+main()
