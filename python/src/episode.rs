@@ -326,6 +326,19 @@ impl PySnapshot {
     pub(crate) fn id(&self) -> &str {
         &self.id
     }
+
+    /// Whether the snapshot is kept by `shared`'s host.
+    pub(crate) fn is_of(&self, shared: &Arc<Shared>) -> bool {
+        Arc::ptr_eq(&self.shared, shared)
+    }
+
+    /// The snapshot's portable file; none once its host no longer keeps it.
+    pub(crate) fn file(&self) -> Option<Vec<u8>> {
+        self.shared
+            .host
+            .snapshot_by_id(&self.id)
+            .map(|s| s.to_file())
+    }
 }
 
 #[pymethods]

@@ -231,27 +231,38 @@ impl PyHost {
         Ok(PyEpisode::new(self.shared.clone(), episode))
     }
 
-    /// A new episode in the state `snapshot` was taken in: a `Snapshot` (whose restores after
-    /// the first instantiate a pre-initialised image) or its bytes (`bytes(snapshot)`, from any
-    /// host serving the same component; replayed).
+    /// A new episode in the state `snapshot` was taken in: a `Snapshot` of this host (whose
+    /// restores after the first instantiate a pre-initialised image), or a `Snapshot` of another
+    /// host or its bytes (`bytes(snapshot)`) from any host serving the same component
+    /// (replayed).
     ///
     /// Raises `EnvhostError`: `invalid_snapshot`, `component_mismatch`, `replay_diverged`,
     /// `too_many_episodes`, `unavailable`.
     fn restore(&self, py: Python<'_>, snapshot: &Bound<'_, PyAny>) -> PyResult<PyEpisode> {
         let host = &self.shared.host;
-        let (id, imported) = if let Ok(held) = snapshot.cast::<PySnapshot>() {
-            (held.get().id().to_owned(), false)
-        } else if let Ok(bytes) = snapshot.cast::<PyBytes>() {
-            let id = host
-                .import_snapshot(bytes.as_bytes())
-                .map_err(|e| errors::snapshot(py, &e))?;
-            (id, true)
-        } else {
-            return Err(errors::invalid_params(
-                py,
-                "restore takes a Snapshot or its bytes",
-            ));
-        };
+        let held = snapshot.cast::<PySnapshot>().ok();
+        let (id, imported) =
+            if let Some(held) = held.as_ref().filter(|h| h.get().is_of(&self.shared)) {
+                (held.get().id().to_owned(), false)
+            } else if let Some(file) = held.map(|h| h.get().file()) {
+                let file = file.ok_or_else(|| {
+                    errors::invalid_params(py, "the snapshot's host no longer keeps it")
+                })?;
+                let id = host
+                    .import_snapshot(&file)
+                    .map_err(|e| errors::snapshot(py, &e))?;
+                (id, true)
+            } else if let Ok(bytes) = snapshot.cast::<PyBytes>() {
+                let id = host
+                    .import_snapshot(bytes.as_bytes())
+                    .map_err(|e| errors::snapshot(py, &e))?;
+                (id, true)
+            } else {
+                return Err(errors::invalid_params(
+                    py,
+                    "restore takes a Snapshot or its bytes",
+                ));
+            };
         let shared = &self.shared;
         let restored = py.detach(|| shared.runtime.block_on(shared.host.restore(&id)));
         if imported {

@@ -108,6 +108,7 @@ def test_snapshots_restore_here_and_in_another_host(host):
         other = envhost.Host({"slack": SLACK})
         moved = other.restore(bytes(snapshot))
         assert moved.get() == restored.get()
+        assert other.restore(snapshot).get() == restored.get()
         forked = episode.fork()
         assert forked.get() == state and forked.id != episode.id
         forked.call_tool(SEND, {"channel": "general", "text": "fork only"})
