@@ -4,19 +4,99 @@
 use envhost::protocol::Part;
 use envhost::protocol::part::parts_from_list;
 use pyo3::prelude::*;
-use pythonize::{depythonize, pythonize};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pythonize::pythonize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::errors;
 
-/// `value` (a dict, list, str, int, float, bool or None, nested) as JSON.
+/// `value` (a dict with str keys, list, tuple, str, int, float, bool or None, nested) as JSON.
+/// Written here rather than with pythonize's `depythonize`, which asks `collections.abc` about
+/// every value: for the arguments of a trivial tool call that took longer than the call.
 ///
 /// # Errors
-/// `invalid_params` naming `what` for a value JSON cannot hold (a set, bytes, an object).
+/// `invalid_params` naming `what` for a value JSON cannot hold (a set, bytes, an object, a
+/// non-finite float, a dict key that is not a str, nesting deeper than 128).
 pub fn to_json(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
-    depythonize(value)
-        .map_err(|e| errors::invalid_params(value.py(), format!("{what} is not JSON: {e}")))
+    json_of(value, 0)
+        .map_err(|why| errors::invalid_params(value.py(), format!("{what} is not JSON: {why}")))
+}
+
+/// The deepest nesting [`to_json`] follows.
+const MAX_DEPTH: usize = 128;
+
+fn json_of(value: &Bound<'_, PyAny>, depth: usize) -> Result<Value, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("nested deeper than {MAX_DEPTH}"));
+    }
+    if value.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(text) = value.cast_exact::<PyString>() {
+        return text
+            .to_str()
+            .map(|t| Value::String(t.to_owned()))
+            .map_err(|e| e.to_string());
+    }
+    if let Ok(flag) = value.cast_exact::<PyBool>() {
+        return Ok(Value::Bool(flag.is_true()));
+    }
+    if let Ok(int) = value.cast::<PyInt>() {
+        if let Ok(n) = int.extract::<i64>() {
+            return Ok(Value::from(n));
+        }
+        return int
+            .extract::<u64>()
+            .map(Value::from)
+            .map_err(|_| format!("{int} is too large"));
+    }
+    if let Ok(float) = value.cast::<PyFloat>() {
+        let x = float.value();
+        return serde_json::Number::from_f64(x)
+            .map(Value::Number)
+            .ok_or_else(|| format!("{x} is not a finite number"));
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        let mut object = Map::new();
+        for (key, item) in dict.iter() {
+            let key = key
+                .cast::<PyString>()
+                .map_err(|_| format!("a dict key is a {}, not a str", type_name(&key)))?;
+            let key = key.to_str().map_err(|e| e.to_string())?.to_owned();
+            object.insert(key, json_of(&item, depth + 1)?);
+        }
+        return Ok(Value::Object(object));
+    }
+    if let Ok(list) = value.cast::<PyList>() {
+        return list
+            .iter()
+            .map(|item| json_of(&item, depth + 1))
+            .collect::<Result<_, _>>()
+            .map(Value::Array);
+    }
+    if let Ok(tuple) = value.cast::<PyTuple>() {
+        return tuple
+            .iter()
+            .map(|item| json_of(&item, depth + 1))
+            .collect::<Result<_, _>>()
+            .map(Value::Array);
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        return text
+            .to_str()
+            .map(|t| Value::String(t.to_owned()))
+            .map_err(|e| e.to_string());
+    }
+    Err(format!("a {} is not a JSON value", type_name(value)))
+}
+
+/// The name of `value`'s type, for messages.
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map_or_else(|_| "value".to_owned(), |n| n.to_string())
 }
 
 /// A dict of tool arguments or extension params as a JSON object; `None` is `{}`.
@@ -27,6 +107,11 @@ pub fn to_object(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Map<S
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(Map::new());
     };
+    if let Ok(dict) = value.cast_exact::<PyDict>()
+        && dict.is_empty()
+    {
+        return Ok(Map::new());
+    }
     match to_json(value, what)? {
         Value::Object(object) => Ok(object),
         other => Err(errors::invalid_params(

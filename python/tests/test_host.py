@@ -64,6 +64,11 @@ def test_errors_carry_their_coded_fields(host):
     with pytest.raises(envhost.EnvhostError) as not_json:
         host.episode("slack").call_tool(SEND, {"channel": object()})
     assert not_json.value.code == "invalid_params"
+    for bad, says in [({"x": float("nan")}, "not a finite number"), ({"x": {1, 2}}, "a set is not a JSON value"),
+                      ({1: "x"}, "a dict key is a int")]:
+        with pytest.raises(envhost.EnvhostError) as refused:
+            host.episode("slack").call_tool(SEND, bad)
+        assert refused.value.code == "invalid_params" and says in refused.value.message, refused.value.message
     episode = host.episode("slack")
     episode.close()
     with pytest.raises(envhost.EnvhostError) as closed:
