@@ -311,7 +311,7 @@ impl PyEpisode {
 
 /// A snapshot kept by its host until this object is dropped: `host.restore(snapshot)` makes an
 /// episode of it (after the first, from a pre-initialised image); `bytes(snapshot)` is its
-/// portable file (docs/snapshots.md#files).
+/// portable file (docs/snapshots.md).
 #[pyclass(name = "Snapshot", module = "envhost", frozen)]
 pub struct PySnapshot {
     shared: Arc<Shared>,

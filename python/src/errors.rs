@@ -1,5 +1,5 @@
 //! `envhost.EnvhostError`: every failure of the embedding API as one Python exception carrying
-//! the coded fields of http-api.md#errors.
+//! the coded fields of http-api.md#conventions.
 
 use envhost::protocol::CodedError;
 use envhost::protocol::error::Applied;

@@ -365,7 +365,7 @@ impl PyHost {
 
     /// A turn of `agent` on `episode` (an episode of the agent's environment), its events an
     /// iterator of dicts (`{"type": "text", "delta"}`, `tool_started`, `tool_ended`, ...,
-    /// ending with exactly one `completed` or `failed`), docs/agents.md#events.
+    /// ending with exactly one `completed` or `failed`), docs/agents.md#turns.
     ///
     /// Raises `EnvhostError` `agent_not_found` or `episode_not_found`; a turn that fails ends
     /// with a `failed` event instead.

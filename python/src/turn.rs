@@ -10,7 +10,7 @@ use crate::convert::to_python;
 use crate::errors;
 use crate::host::Shared;
 
-/// A running turn. Iterate it for its events (docs/agents.md#events), the last exactly one
+/// A running turn. Iterate it for its events (docs/agents.md#turns), the last exactly one
 /// `completed` or `failed`; `collect()` waits for the end instead. Dropping it cancels the turn.
 #[pyclass(name = "Turn", module = "envhost", frozen)]
 pub struct PyTurn {
