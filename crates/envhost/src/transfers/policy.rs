@@ -197,12 +197,15 @@ pub struct FetchPolicy {
 impl Default for FetchPolicy {
     /// The built-in rules alone.
     fn default() -> Self {
+        // Every built-in rule parses (a test checks that none is dropped here).
         let rules = BUILTIN_DENIED
             .iter()
-            .map(|(target, why)| Rule {
-                target: parse_target(target).expect("the built-in rules parse"),
-                verdict: Verdict::Deny,
-                builtin: Some(why),
+            .filter_map(|(target, why)| {
+                Some(Rule {
+                    target: parse_target(target).ok()?,
+                    verdict: Verdict::Deny,
+                    builtin: Some(why),
+                })
             })
             .collect();
         Self { rules }
@@ -273,6 +276,11 @@ impl FetchPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_builtin_rule_parses() {
+        assert_eq!(FetchPolicy::default().rules.len(), BUILTIN_DENIED.len());
+    }
 
     fn policy(allow: &[&str], deny: &[&str]) -> FetchPolicy {
         let owned = |rules: &[&str]| rules.iter().map(|r| (*r).to_owned()).collect::<Vec<_>>();
