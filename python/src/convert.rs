@@ -33,13 +33,13 @@ fn json_of(value: &Bound<'_, PyAny>, depth: usize) -> Result<Value, String> {
     if value.is_none() {
         return Ok(Value::Null);
     }
-    if let Ok(text) = value.cast_exact::<PyString>() {
+    if let Ok(text) = value.cast::<PyString>() {
         return text
             .to_str()
             .map(|t| Value::String(t.to_owned()))
             .map_err(|e| e.to_string());
     }
-    if let Ok(flag) = value.cast_exact::<PyBool>() {
+    if let Ok(flag) = value.cast::<PyBool>() {
         return Ok(Value::Bool(flag.is_true()));
     }
     if let Ok(int) = value.cast::<PyInt>() {
@@ -68,25 +68,13 @@ fn json_of(value: &Bound<'_, PyAny>, depth: usize) -> Result<Value, String> {
         }
         return Ok(Value::Object(object));
     }
-    if let Ok(list) = value.cast::<PyList>() {
-        return list
-            .iter()
-            .map(|item| json_of(&item, depth + 1))
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        return value
+            .try_iter()
+            .map_err(|e| e.to_string())?
+            .map(|item| json_of(&item.map_err(|e| e.to_string())?, depth + 1))
             .collect::<Result<_, _>>()
             .map(Value::Array);
-    }
-    if let Ok(tuple) = value.cast::<PyTuple>() {
-        return tuple
-            .iter()
-            .map(|item| json_of(&item, depth + 1))
-            .collect::<Result<_, _>>()
-            .map(Value::Array);
-    }
-    if let Ok(text) = value.cast::<PyString>() {
-        return text
-            .to_str()
-            .map(|t| Value::String(t.to_owned()))
-            .map_err(|e| e.to_string());
     }
     Err(format!("a {} is not a JSON value", type_name(value)))
 }
@@ -107,11 +95,6 @@ pub fn to_object(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Map<S
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(Map::new());
     };
-    if let Ok(dict) = value.cast_exact::<PyDict>()
-        && dict.is_empty()
-    {
-        return Ok(Map::new());
-    }
     match to_json(value, what)? {
         Value::Object(object) => Ok(object),
         other => Err(errors::invalid_params(

@@ -1,9 +1,9 @@
 //! `POST /agentenv`: the JSON-RPC data plane (protocol.md#data-plane). Every answer is HTTP 200,
 //! except a call refused because the episode's queue is full (429 with `Retry-After`).
 
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
-use http::{HeaderValue, StatusCode, header};
+use http::StatusCode;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -14,9 +14,6 @@ use crate::embedding::{DataError, Episode};
 use envhost_protocol::description::Operation;
 use envhost_protocol::jsonrpc::{self, RpcError};
 use envhost_protocol::part::{Part, parts_from_add_params};
-
-/// Seconds a caller refused as busy is asked to wait.
-pub const RETRY_AFTER_SECONDS: &str = "1";
 
 /// Handles one data-plane request (protocol.md#envelope).
 pub async fn rpc(Current(episode): Current, body: Bytes) -> Response {
@@ -72,12 +69,7 @@ enum Answer {
 
 /// 429 with `Retry-After` and the coded error's body.
 pub fn busy(error: &envhost_protocol::error::CodedError) -> Response {
-    let mut response = reply::coded(error);
-    response.headers_mut().insert(
-        header::RETRY_AFTER,
-        HeaderValue::from_static(RETRY_AFTER_SECONDS),
-    );
-    response.into_response()
+    reply::retry_after(reply::coded(error))
 }
 
 async fn dispatch(

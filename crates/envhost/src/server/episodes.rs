@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::access::{agent_mcp_url, agent_url};
-use super::data_plane::{RETRY_AFTER_SECONDS, busy};
+use super::data_plane::busy;
 use super::reply;
 use super::snapshots::snapshot_error;
 use super::state::{AppState, Id, episode_not_found};
@@ -144,15 +144,7 @@ fn seed_error(e: DataError) -> Response {
 }
 
 fn create_error(e: &CreateError) -> Response {
-    let error = e.to_coded();
-    let mut response = reply::coded(&error);
-    if error.retryable {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from_static(RETRY_AFTER_SECONDS),
-        );
-    }
-    response
+    reply::coded_retry(&e.to_coded())
 }
 
 /// `GET /episodes` → `{"episodes": [{"id", "environment", "url", "root"}, ...]}`.

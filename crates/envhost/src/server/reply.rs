@@ -33,6 +33,30 @@ pub fn coded(error: &CodedError) -> Response {
     json(status, &error.to_body())
 }
 
+/// Seconds a refused caller that may retry is asked to wait (`Retry-After`).
+pub const RETRY_AFTER_SECONDS: &str = "1";
+
+/// [`coded`], with `Retry-After` when the error is retryable: the answer to a refusal that may
+/// succeed later (`busy`, `too_many_episodes`, `too_many_snapshots`, `unavailable`;
+/// http-api.md#conventions).
+pub fn coded_retry(error: &CodedError) -> Response {
+    let response = coded(error);
+    if error.retryable {
+        retry_after(response)
+    } else {
+        response
+    }
+}
+
+/// `response` with `Retry-After`.
+pub fn retry_after(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(RETRY_AFTER_SECONDS),
+    );
+    response
+}
+
 /// A header's value as text, when present and visible ASCII.
 pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())

@@ -8,7 +8,6 @@ use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
-use super::data_plane::RETRY_AFTER_SECONDS;
 use super::episodes::{episode_url, locations};
 use super::reply;
 use super::state::{AppState, Current, Id};
@@ -38,15 +37,7 @@ fn episode_created(episode: &Episode, snapshot: &str) -> Response {
 /// `too_many_snapshots` / `too_many_episodes` / `unavailable`, 429 `busy` (the last three with
 /// `Retry-After`), 500 `image_failed`.
 pub fn snapshot_error(e: &SnapshotError) -> Response {
-    let error = e.to_coded();
-    let mut response = reply::coded(&error);
-    if error.retryable {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from_static(RETRY_AFTER_SECONDS),
-        );
-    }
-    response
+    reply::coded_retry(&e.to_coded())
 }
 
 /// `POST {episode}/snapshot` → `201 {"snapshot", "url"}`: the episode as of every call made
