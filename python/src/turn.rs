@@ -2,9 +2,11 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use envhost::agent::{AgentEvent, AgentEvents};
+use envhost::agent::{AgentEvent, AgentEvents, Collected};
+use envhost::protocol::CodedError;
 use futures::StreamExt as _;
 use pyo3::prelude::*;
+use serde_json::json;
 
 use crate::convert::to_python;
 use crate::errors;
@@ -52,36 +54,29 @@ impl PyTurn {
             .transpose()
     }
 
-    /// Waits for the turn's end: `{"text": the text deltas joined, "data": completed's data}`.
-    /// Raises `EnvhostError` with a `failed` terminal's code, details and `retryable`.
+    /// Waits for the turn's end (the GIL released): `{"text": the text deltas joined, "data":
+    /// completed's data}`. Raises `EnvhostError` with a `failed` terminal's code (`turn_failed`
+    /// when it has none), details and `retryable`; a turn already read to its end raises
+    /// `turn_ended`.
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let mut text = String::new();
-        while let Some(event) = self.next_event(py) {
-            match event {
-                AgentEvent::Text(delta) => text.push_str(&delta),
-                AgentEvent::Completed { data } => {
-                    return to_python(py, &serde_json::json!({"text": text, "data": data}));
-                }
-                AgentEvent::Failed {
-                    details,
-                    retryable,
-                    code,
-                } => {
-                    let code = code.unwrap_or_else(|| "turn_failed".to_owned());
-                    let mut error = envhost::protocol::CodedError::new(code, details);
-                    error.retryable = retryable;
-                    error.status = 500;
-                    return Err(errors::coded(py, &error));
-                }
-                _ => {}
+        let events = self
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(events) = events else {
+            let ended = CodedError::new("turn_ended", "the turn's events were read to their end");
+            return Err(errors::coded(py, &ended));
+        };
+        match py.detach(|| self.shared.runtime.block_on(events.collect())) {
+            Ok(Collected { text, data }) => to_python(py, &json!({"text": text, "data": data})),
+            Err(failure) => {
+                let code = failure.code.unwrap_or_else(|| "turn_failed".to_owned());
+                let mut error = CodedError::new(code, failure.details);
+                error.retryable = failure.retryable;
+                error.status = 500;
+                Err(errors::coded(py, &error))
             }
         }
-        Err(errors::coded(
-            py,
-            &envhost::protocol::CodedError::new(
-                "turn_ended",
-                "the turn's events ended without a terminal",
-            ),
-        ))
     }
 }

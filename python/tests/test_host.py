@@ -201,3 +201,22 @@ def test_host_options_that_do_not_fit_are_refused():
         with pytest.raises(envhost.EnvhostError) as refused:
             envhost.Host(environments, **options)
         assert refused.value.code == "invalid_params" and says in refused.value.message, refused.value.message
+
+
+def test_an_agent_turn_without_a_model_fails_retryably():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    agents = envhost.Host({"slack": SLACK}, agents={"helper": SLACK.parent / "tool_agent.wasm"},
+                          model_url=f"http://127.0.0.1:{closed}/v1")
+    with agents.episode(parts=GENERAL) as episode:
+        events = list(agents.invoke("helper", episode, "hi", session="s1"))
+        assert events[-1]["type"] == "failed" and [e for e in events if e["type"] in ("completed", "failed")] == events[-1:]
+        with pytest.raises(envhost.EnvhostError) as failed:
+            agents.invoke("helper", episode, "again", session="s1").collect()
+        assert failed.value.retryable is True and failed.value.code == events[-1]["code"]
+        with pytest.raises(envhost.EnvhostError) as unknown:
+            agents.invoke("nobody", episode, "hi")
+        assert unknown.value.code == "agent_not_found"
