@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicUsize;
 
 use tokio::sync::OnceCell;
 use wasmtime::component::{Instance, InstancePre, Linker};
-use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime::{Engine, Store};
 
 use envhost_protocol::description::Description;
 
@@ -244,20 +244,7 @@ async fn instantiate(
     label: &str,
     sources: &Sources,
 ) -> wasmtime::Result<Live> {
-    let mut store = Store::new(engine, StoreData::new(label.into(), limits, sources));
-    store.limiter(StoreData::limiter);
-    store.epoch_deadline_callback(|mut ctx| {
-        if ctx.data_mut().past_deadline() {
-            return Ok(UpdateDeadline::Interrupt);
-        }
-        crate::threads::mark_computing();
-        // tokio's yield_now lets the runtime poll its timers and I/O before the guest resumes.
-        Ok(UpdateDeadline::YieldCustom(
-            1,
-            Box::pin(tokio::task::yield_now()),
-        ))
-    });
-    StoreData::arm_deadline(&mut store, limits);
+    let mut store = StoreData::new(label.into(), limits, sources).into_store(engine, limits, true);
     let instance = match ready.pre.instantiate_async(&mut store).await {
         Ok(instance) => instance,
         Err(e) => return Err(with_stderr(e, store.data())),

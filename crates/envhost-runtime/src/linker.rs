@@ -4,7 +4,7 @@
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-use crate::agent::host as agent;
+use crate::capability::agent;
 use crate::capability::{context, log, pixels, timing, wasi, x11};
 use crate::store::StoreData;
 

@@ -1,7 +1,7 @@
 //! The data of an episode's store: the state of each capability its guest is linked with, and
 //! the limits the store enforces (its memory cap, the current call's CPU deadline).
 
-use wasmtime::{ResourceLimiter, Store};
+use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
 use crate::agent::AgentState;
@@ -48,6 +48,31 @@ impl StoreData {
             memory: MemoryCap::new(limits.memory_bytes),
             deadline: Deadline::new(limits.cpu_deadline),
         }
+    }
+
+    /// A store of `engine` holding this data, as every world's guest runs in: memory capped by
+    /// the data's limiter, and an epoch callback that interrupts the guest once the current
+    /// call is past its CPU deadline and otherwise yields to the async runtime (so it can poll
+    /// its timers and I/O before the guest resumes), first noting the tick for the guest
+    /// threads' scheduler when `roams` (an environment's call, which may move to the guest
+    /// threads: `crate::threads`). The deadline is armed for what runs first (instantiation).
+    pub(crate) fn into_store(self, engine: &Engine, limits: &Limits, roams: bool) -> Store<Self> {
+        let mut store = Store::new(engine, self);
+        store.limiter(Self::limiter);
+        store.epoch_deadline_callback(move |mut ctx| {
+            if ctx.data_mut().past_deadline() {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            if roams {
+                crate::threads::mark_computing();
+            }
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                Box::pin(tokio::task::yield_now()),
+            ))
+        });
+        Self::arm_deadline(&mut store, limits);
+        store
     }
 
     /// Arms a call's CPU deadline in `store`: the first epoch callback comes only after a whole

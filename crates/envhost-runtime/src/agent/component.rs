@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
+use wasmtime::Trap;
 use wasmtime::component::InstancePre;
-use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::bindings::AgentPre;
 use super::bindings::agentenv::agent::types::{Completion, Failure, Prompt, Scope};
 use super::broker::{Broker, Gone};
-use super::host::AgentState;
+use crate::capability::agent::AgentState;
 use crate::capability::wasi::{Seed, Sources};
 use crate::engine::Runtime;
 use crate::limits::Limits;
@@ -99,18 +99,7 @@ impl Agent {
         sources.tape.go_live();
         let mut data = StoreData::new(label.into(), &self.limits, &sources);
         data.agent = AgentState::new(broker);
-        let mut store = Store::new(&self.engine, data);
-        store.limiter(StoreData::limiter);
-        store.epoch_deadline_callback(|mut ctx| {
-            if ctx.data_mut().past_deadline() {
-                return Ok(UpdateDeadline::Interrupt);
-            }
-            Ok(UpdateDeadline::YieldCustom(
-                1,
-                Box::pin(tokio::task::yield_now()),
-            ))
-        });
-        StoreData::arm_deadline(&mut store, &self.limits);
+        let mut store = data.into_store(&self.engine, &self.limits, false);
         let agent = match self.pre.instantiate_async(&mut store).await {
             Ok(agent) => agent,
             Err(e) => return self.ended(e, "agent_start_failed"),

@@ -5,8 +5,7 @@
 pub mod bindings;
 pub mod broker;
 mod component;
-pub(crate) mod host;
 
+pub use crate::capability::agent::AgentState;
 pub use broker::{Broker, Gone, ModelStream, Response};
 pub use component::{Agent, AgentLoadError, TurnEnd};
-pub use host::AgentState;

@@ -4,6 +4,8 @@
 //! `add_to_linker` that takes a getter from the store's data to the state, and its own tests.
 //! [`crate::linker`] adds each one to the linker in one line.
 //!
+//! - [`agent`]: `agentenv:agent/*` (events, model, env-tools, session), an agent's turn served
+//!   by the caller's [`crate::agent::Broker`].
 //! - [`wasi`]: WASI 0.2 with nothing granted, its random and clocks deterministic.
 //! - [`context`]: `agentenv:environment/context`, the call being served.
 //! - [`log`]: `agentenv:environment/log`, the guest's log records, rate-limited, into the host's
@@ -12,6 +14,7 @@
 //! - [`timing`]: `agentenv:computer/timing`, time passing inside a driver's operation.
 //! - [`x11`]: `agentenv:computer/x11`, a granted display's X server: capture and XTEST input.
 
+pub mod agent;
 pub mod context;
 pub mod log;
 pub mod pixels;

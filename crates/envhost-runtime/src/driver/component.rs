@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use wasmtime::Engine;
 use wasmtime::component::{Component, InstancePre, Linker};
-use wasmtime::{Engine, Store};
 
 use super::bindings::agentenv::computer::types::FeatureSet;
 use super::bindings::exports::agentenv::computer::{display_modes, keyboard, operations, pointer};
@@ -118,7 +118,7 @@ impl Ready {
         if let Some(display) = &self.display {
             data.x11 = X11::new(display.clone());
         }
-        let store = Store::new(&self.engine, data);
+        let store = data.into_store(&self.engine, &self.limits, false);
         DriverInstance::start(store, &self.pre, &self.indices, self.limits, seed).await
     }
 }

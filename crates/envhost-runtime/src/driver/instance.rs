@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use wasmtime::Store;
 use wasmtime::component::InstancePre;
-use wasmtime::{Store, UpdateDeadline};
 
 use super::bindings::agentenv::computer::types::{
     Button, DisplayState, DriverError, FeatureSet, Point, ReadyCheck, ScrollDirection,
@@ -125,7 +125,7 @@ pub struct DriverInstance {
 type Outcome<T> = wasmtime::Result<Result<T, DriverError>>;
 
 impl DriverInstance {
-    /// Instantiates `pre` in `store` and finds its exports.
+    /// Instantiates `pre` in `store` (made by [`StoreData::into_store`]) and finds its exports.
     pub(crate) async fn start(
         mut store: Store<StoreData>,
         pre: &InstancePre<StoreData>,
@@ -133,17 +133,6 @@ impl DriverInstance {
         limits: Limits,
         seed: Seed,
     ) -> wasmtime::Result<Self> {
-        store.limiter(StoreData::limiter);
-        store.epoch_deadline_callback(|mut ctx| {
-            if ctx.data_mut().past_deadline() {
-                return Ok(UpdateDeadline::Interrupt);
-            }
-            Ok(UpdateDeadline::YieldCustom(
-                1,
-                Box::pin(tokio::task::yield_now()),
-            ))
-        });
-        StoreData::arm_deadline(&mut store, &limits);
         let instance = pre.instantiate_async(&mut store).await?;
         let operations = indices.operations.load(&mut store, &instance)?;
         let pointer = match &indices.pointer {

@@ -3,13 +3,13 @@
 
 use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
 
-use super::bindings::agentenv::agent::env_tools::{self, ToolOutput};
-use super::bindings::agentenv::agent::model::{
+use crate::agent::bindings::agentenv::agent::env_tools::{self, ToolOutput};
+use crate::agent::bindings::agentenv::agent::model::{
     self, Chunk, Message, ModelError, Request, ToolSpec,
 };
-use super::bindings::agentenv::agent::types::Progress;
-use super::bindings::agentenv::agent::{events, session, types};
-use super::broker::{Broker, Gone, Response};
+use crate::agent::bindings::agentenv::agent::types::Progress;
+use crate::agent::bindings::agentenv::agent::{events, session, types};
+use crate::agent::broker::{Broker, Gone, Response};
 
 /// The agent imports' state in a store: the turn's broker, and the model answers held.
 #[derive(Default)]
