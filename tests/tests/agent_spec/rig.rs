@@ -200,6 +200,7 @@ impl Rig {
             mcp: Arc::new(server::mcp::Endpoints::new(&self.host).expect("the tool listings")),
             access: server::Access::open(),
             agent_heartbeat: heartbeat,
+            url_prefix: server::UrlPrefix::default(),
         };
         let router = server::router(state, server::DEFAULT_MAX_BODY_BYTES);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -32,7 +32,7 @@ pub struct Granted {
 
 /// Loads the driver at `path` with `grants` and serves a computer on it where `binding` says,
 /// named `name` (else the driver's own name), with `granted` commands, files and computers
-/// (episodes and forks beside the root), until `shutdown` completes.
+/// (episodes and forks beside the root), also under `url_prefix`, until `shutdown` completes.
 ///
 /// # Errors
 /// The settings, the driver or the listener are refused.
@@ -42,6 +42,7 @@ pub async fn serve(
     granted: Granted,
     name: Option<String>,
     binding: &Binding,
+    url_prefix: server::UrlPrefix,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let settings =
@@ -98,7 +99,7 @@ pub async fn serve(
         home: granted.home,
     };
     let router = server::computers::router(
-        Computers::new(computer, template, granted.max_episodes),
+        Computers::new(computer, template, granted.max_episodes).with_url_prefix(url_prefix),
         binding.access.clone(),
     );
     let listener = binding.listen().await?;

@@ -119,6 +119,12 @@ struct Serve {
     /// Port to bind.
     #[arg(long, env = "MCP_PORT", default_value_t = 18765)]
     port: u16,
+    /// A path such as /pods/envhost-0 under which every route is also served, and which the
+    /// URLs the server hands out begin with, so that a proxy routes each episode's requests by
+    /// prefix to this process.
+    #[arg(long, env = "ENVHOST_URL_PREFIX", value_name = "PATH", default_value = "",
+          hide_default_value = true, value_parser = parse_url_prefix)]
+    url_prefix: server::UrlPrefix,
     /// The first environment's card name (and the `{environment_name}` of its tool names); the
     /// component's own when unset or empty.
     #[arg(long, env = "ENVIRONMENT_NAME")]
@@ -170,6 +176,11 @@ struct Serve {
     /// the least recently restored loses its image first; 0 replays every restore.
     #[arg(long, default_value_t = crate::DEFAULT_SNAPSHOT_IMAGES)]
     snapshot_images: usize,
+}
+
+/// `--url-prefix`'s value.
+fn parse_url_prefix(text: &str) -> Result<server::UrlPrefix, server::InvalidUrlPrefix> {
+    server::UrlPrefix::parse(text)
 }
 
 /// The host configuration the arguments describe.
@@ -280,6 +291,7 @@ async fn serve(args: Serve, process: Process) -> anyhow::Result<()> {
                 .filter(|n| !n.trim().is_empty())
                 .or(driver.name),
             &binding,
+            args.url_prefix.clone(),
             shutdown_signal(),
         )
         .await;
@@ -306,6 +318,7 @@ async fn serve(args: Serve, process: Process) -> anyhow::Result<()> {
         max_body_bytes: args.max_body_bytes,
         access: binding.access.clone(),
         agent_heartbeat: Duration::from_secs(args.agent_heartbeat_s.max(1)),
+        url_prefix: args.url_prefix.clone(),
     };
     let (router, state) = server::app(host.clone(), serving)
         .await

@@ -42,6 +42,7 @@ use envhost_runtime::driver::ForkError;
 
 use super::access::{self, AGENT_PREFIX, Access, agent_mcp_url, agent_url};
 use super::computer::{Served, route_table as computer_route_table, router as computer_router};
+use super::prefix::UrlPrefix;
 use super::reply;
 use crate::MAX_SNAPSHOTS;
 use crate::computer::exec::Exec;
@@ -89,6 +90,7 @@ pub struct Computers {
     episodes: RwLock<HashMap<String, Entry>>,
     snapshots: RwLock<HashMap<String, Arc<ComputerSnapshot>>>,
     max: usize,
+    url_prefix: UrlPrefix,
 }
 
 type Shared = Arc<Computers>;
@@ -108,7 +110,16 @@ impl Computers {
             episodes: RwLock::default(),
             snapshots: RwLock::default(),
             max: max.max(1),
+            url_prefix: UrlPrefix::default(),
         }
+    }
+
+    /// The same computers also served under `prefix`, which the URLs the server hands out
+    /// carry (serve.md#behind-a-proxy).
+    #[must_use]
+    pub fn with_url_prefix(mut self, prefix: UrlPrefix) -> Self {
+        self.url_prefix = prefix;
+        self
     }
 
     fn get(&self, id: &str) -> Option<Entry> {
@@ -197,14 +208,20 @@ fn not_found(id: &str) -> Response {
     reply::coded(&error)
 }
 
-/// `{"id", "driver", "url", "agent_url", "mcp_url", "root"}`.
-fn summary(id: &str, entry: &Entry, root: bool) -> Value {
+/// `{"id", "driver", "url", "agent_url", "mcp_url", "root"}`, the URLs after the prefix.
+fn summary(computers: &Computers, id: &str, entry: &Entry, root: bool) -> Value {
+    let prefix = &computers.url_prefix;
+    let url = if root {
+        "/".to_owned()
+    } else {
+        format!("/episodes/{id}/")
+    };
     json!({
         "id": id,
         "driver": entry.computer.driver().name(),
-        "url": if root { "/".to_owned() } else { format!("/episodes/{id}/") },
-        "agent_url": agent_url(id, &entry.secret),
-        "mcp_url": agent_mcp_url(id, &entry.secret),
+        "url": prefix.url(&url),
+        "agent_url": prefix.url(&agent_url(id, &entry.secret)),
+        "mcp_url": prefix.url(&agent_mcp_url(id, &entry.secret)),
         "root": root,
     })
 }
@@ -214,12 +231,16 @@ fn created(computers: &Computers, id: &str, extra: Option<(&str, &str)>) -> Resp
     let Some(entry) = computers.get_any(id) else {
         return not_found(id);
     };
-    let mut body = summary(id, &entry, false);
+    let mut body = summary(computers, id, &entry, false);
     if let Some((key, value)) = extra {
         body[key] = json!(value);
     }
     let mut response = reply::json(StatusCode::CREATED, &body);
-    if let Ok(location) = format!("/episodes/{id}/").parse() {
+    if let Ok(location) = computers
+        .url_prefix
+        .url(&format!("/episodes/{id}/"))
+        .parse()
+    {
         response.headers_mut().insert(header::LOCATION, location);
     }
     response
@@ -288,10 +309,12 @@ pub fn route_table() -> Vec<(String, &'static [Method])> {
 
 /// The routes: the server's own ([`route_table`]), and each computer's under `/episodes/{id}/`
 /// or, for the root computer, at every other path (docs/computer.md#episodes); every request
-/// first past [`access::guard`] with `access`.
+/// first past [`access::guard`] with `access`, at the root and under the URL prefix
+/// ([`Computers::with_url_prefix`]).
 pub fn router(computers: Computers, access: Access) -> Router {
+    let prefix = computers.url_prefix.clone();
     let shared: Shared = Arc::new(computers);
-    mounts()
+    let router = mounts()
         .into_iter()
         .fold(Router::new(), |router, (path, _, handlers)| {
             router.route(&path, handlers)
@@ -299,7 +322,8 @@ pub fn router(computers: Computers, access: Access) -> Router {
         .route("/episodes/{id}/{*rest}", any(dispatch))
         .fallback(root)
         .with_state(shared)
-        .layer(middleware::from_fn_with_state(access, access::guard))
+        .layer(middleware::from_fn_with_state(access, access::guard));
+    prefix.serve(router)
 }
 
 async fn create(State(computers): State<Shared>, body: Bytes) -> Response {
@@ -381,7 +405,7 @@ async fn snapshot(computers: &Computers, computer: &Computer) -> Response {
         return reply::coded(&error);
     }
     let (_, id) = ids::fresh();
-    let answer = snapshot_summary(&id, &kept);
+    let answer = snapshot_summary(computers, &id, &kept);
     snapshots.insert(id, kept);
     reply::json(StatusCode::CREATED, &answer)
 }
@@ -411,14 +435,15 @@ async fn snapshot_episode(
 async fn list_snapshots(State(computers): State<Shared>) -> Response {
     let snapshots: Vec<Value> = read(&computers.snapshots)
         .iter()
-        .map(|(id, kept)| snapshot_summary(id, kept))
+        .map(|(id, kept)| snapshot_summary(&computers, id, kept))
         .collect();
     reply::json(StatusCode::OK, &json!({ "snapshots": snapshots }))
 }
 
-/// `{"snapshot", "url", "inputs"}`.
-fn snapshot_summary(id: &str, kept: &ComputerSnapshot) -> Value {
-    json!({"snapshot": id, "url": format!("/snapshots/{id}"), "inputs": kept.inputs()})
+/// `{"snapshot", "url", "inputs"}`, the URL after the prefix.
+fn snapshot_summary(computers: &Computers, id: &str, kept: &ComputerSnapshot) -> Value {
+    let url = computers.url_prefix.url(&format!("/snapshots/{id}"));
+    json!({"snapshot": id, "url": url, "inputs": kept.inputs()})
 }
 
 fn snapshot_not_found(id: &str) -> Response {
@@ -509,11 +534,16 @@ async fn fork_episode(
 }
 
 async fn list(State(computers): State<Shared>) -> Response {
-    let mut episodes = vec![summary(&computers.root_id, &computers.root, true)];
+    let mut episodes = vec![summary(
+        &computers,
+        &computers.root_id,
+        &computers.root,
+        true,
+    )];
     episodes.extend(
         read(&computers.episodes)
             .iter()
-            .map(|(id, entry)| summary(id, entry, false)),
+            .map(|(id, entry)| summary(&computers, id, entry, false)),
     );
     reply::json(StatusCode::OK, &json!({ "episodes": episodes }))
 }
@@ -522,7 +552,7 @@ async fn show(State(computers): State<Shared>, Path(id): Path<String>) -> Respon
     match computers.get_any(&id) {
         Some(entry) => reply::json(
             StatusCode::OK,
-            &summary(&id, &entry, id == computers.root_id),
+            &summary(&computers, &id, &entry, id == computers.root_id),
         ),
         None => not_found(&id),
     }

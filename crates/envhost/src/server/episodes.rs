@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::access::{agent_mcp_url, agent_url};
 use super::data_plane::busy;
+use super::prefix::UrlPrefix;
 use super::reply;
 use super::snapshots::snapshot_error;
 use super::state::{AppState, Id, episode_not_found};
@@ -19,27 +20,35 @@ use envhost_protocol::error::CodedError;
 use envhost_protocol::extension::body_params;
 use envhost_protocol::part::parts_from_list;
 
-/// Where an episode is served.
-pub fn episode_url(id: &str) -> String {
-    format!("/episodes/{id}/")
+/// Where an episode is served, after `prefix`.
+pub fn episode_url(prefix: &UrlPrefix, id: &str) -> String {
+    prefix.url(&format!("/episodes/{id}/"))
 }
 
 /// `{"id", "environment", "url", "agent_url", "mcp_url"}`: where the episode is served to the
-/// operator (`url`) and to an agent (its agent URL, and that URL's MCP endpoint).
-pub fn locations(episode: &Episode) -> Map<String, Value> {
+/// operator (`url`) and to an agent (its agent URL, and that URL's MCP endpoint), each after
+/// `prefix`.
+pub fn locations(prefix: &UrlPrefix, episode: &Episode) -> Map<String, Value> {
     let id = episode.id();
+    let secret = episode.secret();
     let mut fields = Map::new();
     fields.insert("id".into(), id.into());
     fields.insert("environment".into(), episode.catalog().name.clone().into());
-    fields.insert("url".into(), episode_url(id).into());
-    fields.insert("agent_url".into(), agent_url(id, episode.secret()).into());
-    fields.insert("mcp_url".into(), agent_mcp_url(id, episode.secret()).into());
+    fields.insert("url".into(), episode_url(prefix, id).into());
+    fields.insert(
+        "agent_url".into(),
+        prefix.url(&agent_url(id, secret)).into(),
+    );
+    fields.insert(
+        "mcp_url".into(),
+        prefix.url(&agent_mcp_url(id, secret)).into(),
+    );
     fields
 }
 
 /// [`locations`] and `root`, true for the episode served at `/`.
 fn summary(state: &AppState, episode: &Episode) -> Value {
-    let mut fields = locations(episode);
+    let mut fields = locations(&state.url_prefix, episode);
     fields.insert("root".into(), (episode.id() == state.root.id()).into());
     Value::Object(fields)
 }
@@ -110,7 +119,7 @@ pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
 /// `201` with the episode's summary and its `Location`.
 fn created_response(state: &AppState, episode: &Episode) -> Response {
     let mut response = reply::json(StatusCode::CREATED, &summary(state, episode));
-    if let Ok(location) = HeaderValue::from_str(&episode_url(episode.id())) {
+    if let Ok(location) = HeaderValue::from_str(&episode_url(&state.url_prefix, episode.id())) {
         response.headers_mut().insert(header::LOCATION, location);
     }
     response

@@ -14,6 +14,7 @@ mod episodes;
 mod extensions;
 mod http_threads;
 pub mod mcp;
+mod prefix;
 mod reply;
 mod snapshots;
 mod state;
@@ -35,6 +36,7 @@ use serde_json::json;
 use tower::ServiceExt;
 
 pub use access::Access;
+pub use prefix::{InvalidUrlPrefix, UrlPrefix};
 pub use state::AppState;
 
 use crate::embedding::{CreateError, Host};
@@ -205,17 +207,18 @@ pub fn route_table() -> Vec<(String, &'static [Method])> {
 }
 
 /// The whole surface: [`route_table`]'s routes, the root episode's extension routes for every
-/// other path, each request first past [`access::guard`]. Request bodies over
-/// `max_body_bytes` get 413.
+/// other path, each request first past [`access::guard`], at the root and under `state`'s URL
+/// prefix ([`UrlPrefix::serve`]). Request bodies over `max_body_bytes` get 413.
 ///
 /// An episode's routes are registered under `/episodes/{id}` in the same router as the root's
 /// rather than nested: a nested router costs every request a second routing, a path rewrite and
 /// several boxed services cloned.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let prefix = state.url_prefix.clone();
     let router = mounts().into_iter().fold(Router::new(), |router, mount| {
         router.route(&mount.path, mount.handlers)
     });
-    router
+    let router = router
         .fallback(extensions::dispatch_root)
         .layer(middleware::map_response(method_not_allowed_body))
         .layer(DefaultBodyLimit::max(max_body_bytes))
@@ -223,7 +226,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
             state.access.clone(),
             access::guard,
         ))
-        .with_state(state)
+        .with_state(state);
+    prefix.serve(router)
 }
 
 /// How a server serves its host.
@@ -235,15 +239,19 @@ pub struct ServeConfig {
     pub access: Access,
     /// How often a quiet agent turn's stream gets `: ping`.
     pub agent_heartbeat: Duration,
+    /// The prefix the server is also reached under.
+    pub url_prefix: UrlPrefix,
 }
 
 impl Default for ServeConfig {
-    /// Bodies up to [`DEFAULT_MAX_BODY_BYTES`], open to every caller, a ping every 30 s.
+    /// Bodies up to [`DEFAULT_MAX_BODY_BYTES`], open to every caller, a ping every 30 s, no
+    /// URL prefix.
     fn default() -> Self {
         Self {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             access: Access::open(),
             agent_heartbeat: Duration::from_secs(30),
+            url_prefix: UrlPrefix::default(),
         }
     }
 }
@@ -273,6 +281,7 @@ pub async fn app(host: Arc<Host>, config: ServeConfig) -> Result<(Router, AppSta
         mcp,
         access: config.access,
         agent_heartbeat: config.agent_heartbeat,
+        url_prefix: config.url_prefix,
     };
     Ok((router(state.clone(), config.max_body_bytes), state))
 }

@@ -9,24 +9,25 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
 use super::episodes::{episode_url, locations};
+use super::prefix::UrlPrefix;
 use super::reply;
 use super::state::{AppState, Current, Id};
 use crate::embedding::{Episode, SnapshotError};
 
-/// Where a snapshot's file is served.
-pub fn snapshot_url(id: &str) -> String {
-    format!("/snapshots/{id}")
+/// Where a snapshot's file is served, after `prefix`.
+pub fn snapshot_url(prefix: &UrlPrefix, id: &str) -> String {
+    prefix.url(&format!("/snapshots/{id}"))
 }
 
-fn snapshot_summary(id: &str) -> Value {
-    json!({"snapshot": id, "url": snapshot_url(id)})
+fn snapshot_summary(prefix: &UrlPrefix, id: &str) -> Value {
+    json!({"snapshot": id, "url": snapshot_url(prefix, id)})
 }
 
-fn episode_created(episode: &Episode, snapshot: &str) -> Response {
-    let mut body = locations(episode);
+fn episode_created(prefix: &UrlPrefix, episode: &Episode, snapshot: &str) -> Response {
+    let mut body = locations(prefix, episode);
     body.insert("snapshot".into(), snapshot.into());
     let mut response = reply::json(StatusCode::CREATED, &body);
-    if let Ok(location) = HeaderValue::from_str(&episode_url(episode.id())) {
+    if let Ok(location) = HeaderValue::from_str(&episode_url(prefix, episode.id())) {
         response.headers_mut().insert(header::LOCATION, location);
     }
     response
@@ -44,7 +45,10 @@ pub fn snapshot_error(e: &SnapshotError) -> Response {
 /// before this request.
 pub async fn take(State(state): State<AppState>, Current(episode): Current) -> Response {
     match state.host.snapshot(&episode).await {
-        Ok(id) => reply::json(StatusCode::CREATED, &snapshot_summary(&id)),
+        Ok(id) => reply::json(
+            StatusCode::CREATED,
+            &snapshot_summary(&state.url_prefix, &id),
+        ),
         Err(e) => snapshot_error(&e),
     }
 }
@@ -53,7 +57,7 @@ pub async fn take(State(state): State<AppState>, Current(episode): Current) -> R
 /// episode's state, and the snapshot it was restored from.
 pub async fn fork(State(state): State<AppState>, Current(episode): Current) -> Response {
     match state.host.fork(&episode).await {
-        Ok((snapshot, fork)) => episode_created(&fork, &snapshot),
+        Ok((snapshot, fork)) => episode_created(&state.url_prefix, &fork, &snapshot),
         Err(e) => snapshot_error(&e),
     }
 }
@@ -64,7 +68,7 @@ pub async fn list(State(state): State<AppState>) -> Response {
         .host
         .snapshot_ids()
         .iter()
-        .map(|id| snapshot_summary(id))
+        .map(|id| snapshot_summary(&state.url_prefix, id))
         .collect();
     reply::json(StatusCode::OK, &json!({"snapshots": snapshots}))
 }
@@ -73,7 +77,10 @@ pub async fn list(State(state): State<AppState>) -> Response {
 /// `invalid_snapshot`, 409 `component_mismatch` when this host does not serve its component.
 pub async fn upload(State(state): State<AppState>, body: Bytes) -> Response {
     match state.host.import_snapshot(&body) {
-        Ok(id) => reply::json(StatusCode::CREATED, &snapshot_summary(&id)),
+        Ok(id) => reply::json(
+            StatusCode::CREATED,
+            &snapshot_summary(&state.url_prefix, &id),
+        ),
         Err(e) => snapshot_error(&e),
     }
 }
@@ -107,7 +114,7 @@ pub async fn delete(State(state): State<AppState>, Id(id): Id) -> Response {
 /// answer differs.
 pub async fn restore(State(state): State<AppState>, Id(id): Id) -> Response {
     match state.host.restore(&id).await {
-        Ok(episode) => episode_created(&episode, &id),
+        Ok(episode) => episode_created(&state.url_prefix, &episode, &id),
         Err(e) => snapshot_error(&e),
     }
 }

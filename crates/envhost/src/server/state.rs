@@ -10,6 +10,7 @@ use http::request::Parts;
 
 use super::access::Access;
 use super::mcp::Endpoints;
+use super::prefix::UrlPrefix;
 use super::reply;
 use crate::embedding::{Episode, Host};
 use crate::ids::Secret;
@@ -28,6 +29,8 @@ pub struct AppState {
     pub access: Access,
     /// How often a quiet agent turn's stream gets `: ping`.
     pub agent_heartbeat: Duration,
+    /// The prefix the server is also reached under, which the URLs it hands out carry.
+    pub url_prefix: UrlPrefix,
 }
 
 /// The episode a request addresses: the one of `/episodes/{id}/...` or of an agent URL
