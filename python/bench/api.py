@@ -1,7 +1,8 @@
 """The Python package's in-process speed (docs/python.md), against the Rust API's host_bench in
 the same run: tool calls per second on one thread (counter's `counter_counts`, slack's
-`slack_send_message`), episode creation, and 1, 2 and 4 threads each calling episodes of their
-own. Prints a Markdown table.
+`slack_send_message`), episode creation, and 1, 2 and 4 threads each calling an episode of its
+own, with a trivial call (`counter_counts`, about 3 µs) and with one whose guest works
+(`slack_list_inbox` of an inbox of 100 messages, about 150 µs). Prints a Markdown table.
 
     .venv/bin/python python/bench/api.py [--seconds 5] [--rounds 3]
 
@@ -24,14 +25,19 @@ RELEASE = REPO / "guests" / "target" / "wasm32-wasip2" / "release"
 GENERAL = [{"kind": "data", "data": {"channels": [{"name": "general"}]}}]
 
 
-def calls_per_second(episode: envhost.Episode, tool: str, arguments: dict, seconds: float) -> float:
-    """Closed-loop calls of `tool` on one thread for `seconds`."""
+def calls_per_second(episode: envhost.Episode, tool: str, arguments: dict, seconds: float,
+                     role: str | None = None) -> float:
+    """Closed-loop calls of `tool` (as `role`) on one thread for `seconds`."""
     calls, started = 0, time.perf_counter()
     deadline = started + seconds
     while True:
-        for _ in range(1000):
-            episode.call_tool(tool, arguments)
-        calls += 1000
+        if role is None:
+            for _ in range(100):
+                episode.call_tool(tool, arguments)
+        else:
+            for _ in range(100):
+                episode.call_tool(tool, arguments, role=role)
+        calls += 100
         now = time.perf_counter()
         if now >= deadline:
             return calls / (now - started)
@@ -50,15 +56,23 @@ def creation_us(host: envhost.Host, count: int) -> tuple[float, float]:
     return took[len(took) // 2], took[int(len(took) * 0.99)]
 
 
-def threaded(host: envhost.Host, threads: int, seconds: float) -> float:
-    """Total counter calls/s of `threads` threads, each on an episode of its own."""
-    episodes = [host.episode("counter") for _ in range(threads)]
+INBOX = [{"kind": "data", "data": {"channels": [{"name": "general"}], "messages": [
+    {"channel": "general", "user": "bob", "text": f"message {i} for alice", "to": "alice"} for i in range(100)]}}]
+
+
+def threaded(host: envhost.Host, threads: int, seconds: float, inbox: bool = False) -> float:
+    """Total calls/s of `threads` threads, each on an episode of its own: counter's
+    `counter_counts`, or with `inbox` slack's `slack_list_inbox` as alice over INBOX."""
+    episodes = [host.episode("slack", INBOX) if inbox else host.episode("counter") for _ in range(threads)]
     totals = [0.0] * threads
     barrier = threading.Barrier(threads)
 
     def work(i: int) -> None:
         barrier.wait()
-        totals[i] = calls_per_second(episodes[i], "counter_counts", {}, seconds)
+        if inbox:
+            totals[i] = calls_per_second(episodes[i], "slack_list_inbox", {}, seconds, role="alice")
+        else:
+            totals[i] = calls_per_second(episodes[i], "counter_counts", {}, seconds)
 
     workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
     for worker in workers:
@@ -110,7 +124,7 @@ def main() -> None:
     counter = host.episode("counter")
     slack = host.episode("slack", GENERAL)
     rows: dict[str, list[float]] = {k: [] for k in ("rust", "counter", "slack", "p50", "p99", "t1", "t2", "t4",
-                                                   "batch")}
+                                                   "batch", "i1", "i4")}
     for _ in range(args.rounds):
         if (rust := rust_calls_per_second(args.seconds)) is not None:
             rows["rust"].append(rust)
@@ -124,6 +138,8 @@ def main() -> None:
         rows["p99"].append(p99)
         for n in (1, 2, 4):
             rows[f"t{n}"].append(threaded(host, n, args.seconds))
+        for n in (1, 4):
+            rows[f"i{n}"].append(threaded(host, n, args.seconds, inbox=True))
         rows["batch"].append(batched(host, 4, args.seconds))
     scaling = [t4 / t1 for t1, t4 in zip(rows["t1"], rows["t4"])]
     print(f"envhost Python package, {args.rounds} rounds of {args.seconds:g} s; {os.cpu_count()} CPUs; "
@@ -136,7 +152,11 @@ def main() -> None:
     print(f"| episode creation p50 / p99 (µs) | {spread(rows['p50'], digits=1)} / {spread(rows['p99'], digits=1)} |")
     for n in (1, 2, 4):
         print(f"| counter calls/s, {n} thread{'s' if n > 1 else ''} | {spread(rows[f't{n}'])} |")
-    print(f"| 4 threads ÷ 1 thread | {spread(scaling, '×', 2)} |")
+    print(f"| 4 threads ÷ 1 thread, counter | {spread(scaling, '×', 2)} |")
+    for n in (1, 4):
+        print(f"| slack_list_inbox (100 messages) calls/s, {n} thread{'s' if n > 1 else ''} | {spread(rows[f'i{n}'])} |")
+    inbox_scaling = [i4 / i1 for i1, i4 in zip(rows["i1"], rows["i4"])]
+    print(f"| 4 threads ÷ 1 thread, slack_list_inbox | {spread(inbox_scaling, '×', 2)} |")
     batching = [b / t1 for t1, b in zip(rows["t1"], rows["batch"])]
     print(f"| counter calls/s, one thread, call_many batches of 1,000 over 4 episodes | {spread(rows['batch'])} |")
     print(f"| call_many ÷ 1 thread | {spread(batching, '×', 2)} |")

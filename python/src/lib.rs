@@ -33,5 +33,6 @@ fn _envhost(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<results::PyToolResult>()?;
     module.add_class::<turn::PyTurn>()?;
     module.add_function(wrap_pyfunction!(cli, module)?)?;
+    module.add_function(wrap_pyfunction!(results::_tool_result, module)?)?;
     Ok(())
 }

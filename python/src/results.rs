@@ -1,16 +1,20 @@
 //! `envhost.ToolResult`: what a tool call answered, read into Python values as they are asked
 //! for (docs/python.md#tool-results).
 
-use envhost::protocol::{Content, ToolResult};
+use envhost::protocol::error::Applied;
+use envhost::protocol::{CodedError, Content, ToolResult};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::convert::{from_json_text, to_python};
 use crate::errors;
 
 /// A tool call's result (protocol.md#tool-results): `is_error`, `text`, `content`, `structured`,
-/// `error`; `to_dict()` is MCP's `tools/call` result.
+/// `error`; `to_dict()` is MCP's `tools/call` result. It pickles as one JSON document of its
+/// whole state (so it crosses processes, Ray's among them, without being read into dicts).
 #[pyclass(name = "ToolResult", module = "envhost", frozen)]
 pub struct PyToolResult {
     result: ToolResult,
@@ -117,6 +121,17 @@ impl PyToolResult {
         })
     }
 
+    /// Pickling: [`from_state`]'s call on the result's state.
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let constructor = py.import("envhost._envhost")?.getattr("_tool_result")?;
+        let state = serde_json::to_vec(&State::of(&self.result))
+            .map_err(|e| errors::invalid_params(py, format!("encoding a tool result: {e}")))?;
+        Ok((constructor, PyTuple::new(py, [PyBytes::new(py, &state)])?))
+    }
+
     fn __repr__(&self) -> String {
         let text = self.text();
         let shown: String = text.chars().take(80).collect();
@@ -130,4 +145,101 @@ impl PyToolResult {
             if shown.len() < text.len() { "…" } else { "" }
         )
     }
+}
+
+/// A [`ToolResult`]'s whole state, as `__reduce__` writes it: MCP's result fields, and the coded
+/// error with its status.
+#[derive(Serialize, Deserialize)]
+struct State<'a> {
+    #[serde(borrow)]
+    content: Vec<Block<'a>>,
+    #[serde(borrow)]
+    structured: Option<&'a RawValue>,
+    is_error: bool,
+    error: Option<ErrorState>,
+}
+
+/// A content block: text, or an image's base64 data and media type.
+#[derive(Serialize, Deserialize)]
+enum Block<'a> {
+    Text(std::borrow::Cow<'a, str>),
+    Image(std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>),
+}
+
+#[derive(Serialize, Deserialize)]
+struct ErrorState {
+    code: String,
+    message: String,
+    retryable: bool,
+    applied: String,
+    hint: Option<String>,
+    status: u16,
+}
+
+impl<'a> State<'a> {
+    fn of(result: &'a ToolResult) -> Self {
+        Self {
+            content: result
+                .content
+                .iter()
+                .map(|block| match block {
+                    Content::Text(text) => Block::Text(text.into()),
+                    Content::Image { data, mime_type } => {
+                        Block::Image(data.into(), mime_type.into())
+                    }
+                })
+                .collect(),
+            structured: result.structured_content.as_deref(),
+            is_error: result.is_error,
+            error: result.error.as_ref().map(|e| ErrorState {
+                code: e.code.clone(),
+                message: e.message.clone(),
+                retryable: e.retryable,
+                applied: e.applied.as_str().to_owned(),
+                hint: e.hint.clone(),
+                status: e.status,
+            }),
+        }
+    }
+
+    fn into_result(self) -> ToolResult {
+        ToolResult {
+            content: self
+                .content
+                .into_iter()
+                .map(|block| match block {
+                    Block::Text(text) => Content::Text(text.into_owned()),
+                    Block::Image(data, mime_type) => Content::Image {
+                        data: data.into_owned(),
+                        mime_type: mime_type.into_owned(),
+                    },
+                })
+                .collect(),
+            structured_content: self.structured.map(RawValue::to_owned),
+            is_error: self.is_error,
+            error: self.error.map(|e| CodedError {
+                code: e.code,
+                message: e.message,
+                retryable: e.retryable,
+                applied: match e.applied.as_str() {
+                    "yes" => Applied::Yes,
+                    "no" => Applied::No,
+                    _ => Applied::Unknown,
+                },
+                hint: e.hint,
+                status: e.status,
+            }),
+        }
+    }
+}
+
+/// Unpickling: the [`PyToolResult`] whose state `__reduce__` wrote.
+///
+/// # Errors
+/// `invalid_params` for bytes no `__reduce__` wrote.
+#[pyfunction]
+pub fn _tool_result(py: Python<'_>, state: &[u8]) -> PyResult<PyToolResult> {
+    let state: State<'_> = serde_json::from_slice(state)
+        .map_err(|e| errors::invalid_params(py, format!("not a pickled tool result: {e}")))?;
+    Ok(PyToolResult::new(state.into_result()))
 }

@@ -220,3 +220,21 @@ def test_an_agent_turn_without_a_model_fails_retryably():
         with pytest.raises(envhost.EnvhostError) as unknown:
             agents.invoke("nobody", episode, "hi")
         assert unknown.value.code == "agent_not_found"
+
+
+def test_a_tool_result_pickles_whole(host):
+    import pickle
+
+    with host.episode(parts=GENERAL) as episode:
+        ok = episode.call_tool(SEND, {"channel": "general", "text": "hi"})
+        failed = episode.call_tool(SEND, {"channel": "nowhere", "text": "x"})
+    for result in (ok, failed):
+        copy = pickle.loads(pickle.dumps(result))
+        assert type(copy) is envhost.ToolResult
+        assert copy.to_dict() == result.to_dict() and copy.error == result.error
+    with pytest.raises(envhost.EnvhostError) as raised:
+        pickle.loads(pickle.dumps(failed)).raise_for_error()
+    assert raised.value.code == failed.error["code"]
+    with pytest.raises(envhost.EnvhostError) as raised:
+        envhost._envhost._tool_result(b"{}")
+    assert raised.value.code == "invalid_params"
