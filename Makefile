@@ -12,6 +12,8 @@
 #                    tool-agent-js.wasm
 #   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
 #   make wheel       the envhost Python package (python/), an abi3 manylinux wheel in dist/ (maturin)
+#   make deploy-validate  the Kubernetes manifests (deploy/kubernetes) against the Kubernetes schemas
+#   make test-container   the container image (deploy/Dockerfile) built and tried under podman
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -128,6 +130,7 @@ test: setup-test
 	$(VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/envhost-*.whl
 	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
 	$(VENV)/bin/python -m pytest -q python/tests
+	deploy/test-container.sh || [ $$? -eq 77 ]
 
 lint: setup-lint
 	cargo fmt --all --check
@@ -135,3 +138,19 @@ lint: setup-lint
 	cargo clippy --release --workspace --all-targets -- -D warnings
 	cargo clippy --release --target wasm32-wasip2 --manifest-path guests/Cargo.toml -- -D warnings
 	$(PYTHON) tools/check-yanked.py Cargo.lock guests/Cargo.lock
+	$(MAKE) deploy-validate
+
+# deploy/: the Kubernetes manifests checked against the Kubernetes schemas (PyPI
+# kubernetes-validate, in target/deploy-venv), and the container image built from the host and
+# the Rust guests and tried under podman (deploy/test-container.sh; as root).
+.PHONY: deploy-validate test-container setup-container
+
+deploy-validate:
+	deploy/validate.sh
+
+setup-container:
+	tools/setup.sh container
+
+test-container: setup-container
+	$(MAKE) guests-rust host
+	deploy/test-container.sh

@@ -8,8 +8,11 @@
 #                          componentize-py for the Python guest), node 20.19 or newer and npm
 #                          (the JavaScript guest; npm's node 22 in target/node when the system's
 #                          is older), Debian's clang 19, lld 19, wasm32 builtins and wasi-libc (the
-#                          C guest)
-#   tools/setup.sh lint    what `serve` needs (the toolchain brings rustfmt and clippy)
+#                          C guest), and what `container` installs
+#   tools/setup.sh lint    what `serve` needs (the toolchain brings rustfmt and clippy), and python3
+#                          with venvs (the manifests' validation)
+#   tools/setup.sh container  podman, runc, slirp4netns, debootstrap, curl and python3 (the
+#                          container test, deploy/test-container.sh)
 #
 # Debian packages come from apt-get, through sudo unless run as root; Rust's pieces from rustup,
 # which is installed (its minimal profile) when missing. Nothing is installed twice.
@@ -58,12 +61,7 @@ serve() {
 
 test_deps() {
     serve
-    command -v python3 >/dev/null || apt_install python3
-    # venvs need ensurepip, which Debian packages apart (python3-venv).
-    local probe
-    probe=$(mktemp -d)
-    python3 -m venv "$probe/v" >/dev/null 2>&1 || apt_install python3-venv
-    rm -rf "$probe"
+    python_venv
     command -v npm >/dev/null || apt_install nodejs npm
     # componentize-qjs loads as an ES module, which node reads by itself from 20.19 on (Debian 12
     # ships 18): an older node gets npm's `node` package, 22, in target/node (the Makefile puts
@@ -73,6 +71,7 @@ test_deps() {
         log "node $(node --version) is older than 20.19: installing npm's node 22 into target/node"
         npm install --prefix target/node --no-audit --no-fund --loglevel=error node@22
     fi
+    container
     local c_packages=(clang-19 lld-19 libclang-rt-19-dev-wasm32 wasi-libc)
     have_packages "${c_packages[@]}" || apt_install "${c_packages[@]}"
     # The X11 driver's tests run under Xvfb, the probe's full-level fixture on Tk and DejaVu.
@@ -82,11 +81,28 @@ test_deps() {
 
 lint() {
     serve
+    # deploy/validate.sh installs kubernetes-validate into a venv of its own.
+    python_venv
+}
+
+# python3, able to make venvs: they need ensurepip, which Debian packages apart (python3-venv).
+python_venv() {
+    command -v python3 >/dev/null || apt_install python3
+    local probe
+    probe=$(mktemp -d)
+    python3 -m venv "$probe/v" >/dev/null 2>&1 || apt_install python3-venv
+    rm -rf "$probe"
+}
+
+container() {
+    local packages=(podman runc slirp4netns debootstrap curl python3)
+    have_packages "${packages[@]}" || apt_install "${packages[@]}"
 }
 
 case "${1:-}" in
     serve) serve ;;
     test) test_deps ;;
     lint) lint ;;
-    *) echo "usage: tools/setup.sh serve|test|lint" >&2; exit 2 ;;
+    container) container ;;
+    *) echo "usage: tools/setup.sh serve|test|lint|container" >&2; exit 2 ;;
 esac
