@@ -128,3 +128,37 @@ def test_a_restored_episode_answers_as_at_its_checkpoint(cluster):
         for episode in episodes:
             if episode not in on_victim:
                 assert episode.get() == kept[episode]
+
+
+def test_an_agent_turn_runs_on_the_episode_actor(cluster, tmp_path):
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parents[2] / "tools" / "scripted-model.py"),
+                              "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with socket.socket() as client:
+                if client.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline and model.poll() is None, "the scripted model did not start"
+            time.sleep(0.05)
+        with EpisodePool({"slack": SLACK}, agents={"helper": SLACK.parent / "tool_agent.wasm"},
+                         model_url=f"http://127.0.0.1:{port}/v1", max_episodes=20) as pool:
+            episode = pool.episode("slack", parts=GENERAL)
+            answer = pool.invoke("helper", episode, "hello from the pool", session="s1")
+            assert answer["text"] == "Posted to #general."
+            assert texts(episode.get()) == ["hello from the pool"]
+            with pytest.raises(envhost.EnvhostError) as unknown:
+                pool.invoke("nobody", episode, "hi")
+            assert unknown.value.code == "agent_not_found"
+    finally:
+        model.terminate()
+        model.wait(timeout=10)
