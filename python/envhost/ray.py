@@ -67,26 +67,34 @@ class HostActor:
 
     def __init__(self, components: dict[str, Any], options: dict[str, Any], threads: int) -> None:
         self._threads = threads
+        self._episodes: dict[str, Any] = {}
+        self._failure: dict[str, Json] | None = None
         self._dir = tempfile.mkdtemp(prefix="envhost-ray-")
-        environments = {name: self._spec(name, spec) for name, spec in components["environments"].items()}
-        agents = {name: self._spec(name, spec) for name, spec in components["agents"].items()}
+        copies: dict[str, str] = {}
+        environments = {name: self._spec(name, spec, copies) for name, spec in components["environments"].items()}
+        agents = {name: self._spec(name, spec, copies) for name, spec in components["agents"].items()}
         try:
             self._host = Host(environments, agents=agents, **options)
+        except EnvhostError as error:
+            self._failure = _error_record(error)
+            for copy, original in copies.items():
+                self._failure["message"] = str(self._failure["message"]).replace(copy, original)
         finally:
             shutil.rmtree(self._dir, ignore_errors=True)
-        self._episodes: dict[str, Any] = {}
 
-    def _spec(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    def _spec(self, name: str, spec: dict[str, Any], copies: dict[str, str]) -> dict[str, Any]:
         path = os.path.join(self._dir, f"{len(os.listdir(self._dir))}-{name}.wasm")
         with open(path, "wb") as file:
             file.write(spec["bytes"])
+        copies[path] = spec["path"]
         return {**spec["table"], "component": path}
+
+    def started(self) -> tuple[str, Any]:
+        """Whether the actor's Host started: ``("ok", None)`` or ``("error", record)``."""
+        return ("error", self._failure) if self._failure else ("ok", None)
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
-
-    def episode_count(self) -> int:
-        return len(self._episodes)
 
     def _keep(self, episode: Any) -> str:
         self._episodes[episode.id] = episode
@@ -122,10 +130,12 @@ class HostActor:
         return answers
 
     def restore_bytes(self, data: bytes) -> tuple[str, Any]:
+        """A new episode restored from a snapshot file: ``("ok", (id, environment))``."""
         try:
-            return ("ok", self._keep(self._host.restore(data)))
+            episode = self._host.restore(data)
         except EnvhostError as error:
             return ("error", _error_record(error))
+        return ("ok", (self._keep(episode), episode.environment))
 
     def apply(self, episode_id: str, method: str, args: tuple, kwargs: dict,
               checkpoint: bool) -> tuple[str, Any, bytes | None]:
@@ -195,7 +205,7 @@ def _read_components(specs: Mapping[str, Any] | None) -> dict[str, dict[str, Any
                 data = file.read()
         except OSError as error:
             raise _coded("load_failed", f"{name}: reading {path}: {error}") from error
-        components[name] = {"bytes": data, "table": table}
+        components[name] = {"bytes": data, "table": table, "path": os.fspath(path)}
     return components
 
 
@@ -217,7 +227,7 @@ class PoolEpisode:
         self._slot = slot
         self._id = episode_id
         self._checkpoint: tuple[ray.ObjectRef, str] | None = None
-        self._lost = False
+        self._lost: str | None = None
         self.environment = environment
 
     @property
@@ -237,6 +247,9 @@ class PoolEpisode:
 
     def _apply(self, method: str, *args: Any, checkpoint: bool = False, **kwargs: Any) -> Any:
         return self._pool._apply(self, method, args, kwargs, checkpoint)
+
+    def _lost_error(self) -> EnvhostError:
+        return _coded("episode_lost", f"episode {self._id} is lost: {self._lost}", status=410, applied="unknown")
 
     def card(self) -> dict[str, Json]:
         """The episode's card."""
@@ -312,13 +325,18 @@ class EpisodePool:
     on the nodes ``node_ids`` names; each actor's Host gets ``host_options`` (``max_episodes``,
     ``memory_mib``, ...). Connects to Ray (``ray.init()``) when the caller has not.
 
-    Raises ``EnvhostError`` ``load_failed`` when a component cannot be read, ``no_nodes`` when
-    no node can take an actor, and the Host's own errors when an actor cannot start.
+    Nodes that join the cluster later get no actor; a pool's actors end with ``shutdown()`` (or
+    the ``with`` block), their episodes with them.
+
+    Raises ``EnvhostError`` ``load_failed`` when a component cannot be read or loaded (the
+    Host's own errors when its options are refused), ``no_nodes`` when no alive node has
+    ``num_cpus`` CPUs, and ``actors_unplaced`` (retryable) when the actors could not all start
+    within ``start_timeout_s`` seconds, their nodes' CPUs being held by other actors.
     """
 
     def __init__(self, environments: Mapping[str, Any], *, agents: Mapping[str, Any] | None = None,
                  actors_per_node: int = 1, num_cpus: float = 1, node_ids: Sequence[str] | None = None,
-                 **host_options: Any) -> None:
+                 start_timeout_s: float = 60, **host_options: Any) -> None:
         components = {"environments": _read_components(environments),
                       "agents": _read_components(agents)}
         if not ray.is_initialized():
@@ -342,8 +360,32 @@ class EpisodePool:
                 self._nodes.append(node_id)
         self._alive = [True] * len(self._actors)
         self._episodes: list[dict[str, PoolEpisode]] = [{} for _ in self._actors]
-        answers = ray.get([actor.episode_count.remote() for actor in self._actors])
-        del answers
+        self._default = next(iter(environments), None)
+        self._start(start_timeout_s)
+
+    def _start(self, timeout_s: float) -> None:
+        """Waits for every actor's Host; ends them all and raises when one did not start."""
+        started = [actor.started.remote() for actor in self._actors]
+        _, pending = ray.wait(started, num_returns=len(started), timeout=timeout_s)
+        failure = None
+        if pending:
+            failure = _coded("actors_unplaced", f"{len(pending)} of the pool's {len(started)} actors did not "
+                             f"start within {timeout_s:g} s: their nodes have no free CPUs (other actors hold "
+                             "them)", status=503, retryable=True,
+                             hint="shut down other pools or actors, or ask for fewer (actors_per_node, num_cpus)")
+        else:
+            for answer in started:
+                try:
+                    status, value = ray.get(answer)
+                except _ACTOR_LOST as error:
+                    status, value = "error", {"code": "load_failed", "message": f"an actor died starting: {error}",
+                                              "status": 500, "applied": "no", "retryable": False}
+                if status == "error":
+                    failure = _error(value)
+                    break
+        if failure is not None:
+            self.shutdown()
+            raise failure
 
     @property
     def actors(self) -> int:
@@ -381,6 +423,7 @@ class EpisodePool:
     def episodes(self, count: int, environment: str | None = None,
                  parts: list[dict[str, Json]] | None = None) -> list[PoolEpisode]:
         """``count`` new episodes spread over the actors by load, one round trip per actor."""
+        environment = environment or self._default
         with self._lock:
             shares: dict[int, int] = {}
             planned = [len(held) for held in self._episodes]
@@ -414,14 +457,13 @@ class EpisodePool:
         """A new episode restored from a snapshot's bytes, on the least loaded actor."""
         with self._lock:
             slot = self._least_loaded()
-            episode_id = _unwrap(ray.get(self._actors[slot].restore_bytes.remote(snapshot)))
-            return self._adopt(slot, episode_id, None)
+            episode_id, environment = _unwrap(ray.get(self._actors[slot].restore_bytes.remote(snapshot)))
+            return self._adopt(slot, episode_id, environment)
 
     def _apply(self, handle: PoolEpisode, method: str, args: tuple, kwargs: dict, checkpoint: bool) -> Any:
         for _ in range(len(self._actors) + 1):
             if handle._lost:
-                raise _coded("episode_lost", f"episode {handle._id} was lost with its actor and "
-                             "had no checkpoint", status=410, applied="unknown")
+                raise handle._lost_error()
             slot = handle._slot
             try:
                 answer = ray.get(self._actors[slot].apply.remote(handle._id, method, args, kwargs, checkpoint))
@@ -453,8 +495,7 @@ class EpisodePool:
             for index in remaining:
                 handle = calls[index][0]
                 if handle._lost:
-                    lost_error = _coded("episode_lost", f"episode {handle._id} was lost with its "
-                                        "actor and had no checkpoint", status=410, applied="unknown")
+                    lost_error = handle._lost_error()
                     continue
                 groups.setdefault(handle._slot, []).append(index)
             pending = {
@@ -500,7 +541,8 @@ class EpisodePool:
         orphans = list(self._episodes[slot].values())
         self._episodes[slot] = {}
         for handle in orphans:
-            handle._lost = handle._checkpoint is None
+            if handle._checkpoint is None:
+                handle._lost = "its actor was lost and it had no checkpoint"
         return [handle for handle in orphans if not handle._lost]
 
     def _lose(self, slot: int) -> None:
@@ -514,7 +556,7 @@ class EpisodePool:
                 alive = [s for s, up in enumerate(self._alive) if up]
                 if not alive:
                     for handle in durable:
-                        handle._lost = True
+                        handle._lost = "its actor was lost and no other actor is left to restore it on"
                     return
                 load = {s: len(self._episodes[s]) for s in alive}
                 plan: dict[int, list[PoolEpisode]] = {}
@@ -533,7 +575,7 @@ class EpisodePool:
                         continue
                     for handle, (status, value) in zip(handles, answer):
                         if status == "error":
-                            handle._lost = True
+                            handle._lost = f"its actor was lost and its restore failed: {value['code']}: {value['message']}"
                             continue
                         handle._slot, handle._id = target, value
                         self._episodes[target][value] = handle
@@ -545,7 +587,7 @@ class EpisodePool:
         self._alive = [False] * len(self._actors)
         for held in self._episodes:
             for handle in held.values():
-                handle._lost = True
+                handle._lost = "the pool was shut down"
             held.clear()
 
     def __enter__(self) -> EpisodePool:

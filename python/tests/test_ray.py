@@ -78,6 +78,23 @@ def test_call_many_keeps_order_across_actors(cluster):
             assert texts(episode.get()) == [f"a-{i}", f"b-{i}"]
 
 
+def test_a_pool_that_cannot_start_says_why(cluster, tmp_path):
+    not_a_component = tmp_path / "notes.wasm"
+    not_a_component.write_bytes(b"not WebAssembly")
+    with pytest.raises(envhost.EnvhostError) as refused:
+        EpisodePool({"slack": not_a_component})
+    assert refused.value.code == "load_failed" and str(not_a_component) in refused.value.message
+    with EpisodePool({"slack": SLACK}, max_episodes=10) as holding:
+        with pytest.raises(envhost.EnvhostError) as unplaced:
+            EpisodePool({"slack": SLACK}, start_timeout_s=2)
+        assert unplaced.value.code == "actors_unplaced" and unplaced.value.retryable
+        assert holding.episode().environment == "slack"
+        kept = holding.episode("slack")
+    with pytest.raises(envhost.EnvhostError) as lost:
+        kept.get()
+    assert lost.value.code == "episode_lost" and "shut down" in lost.value.message
+
+
 def test_3000_episodes_survive_the_loss_of_a_node(cluster):
     cluster_, workers = cluster
     with EpisodePool({"slack": SLACK}, max_episodes=2000) as pool:
