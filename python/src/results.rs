@@ -82,8 +82,9 @@ impl PyToolResult {
         from_json_text(py, raw.get()).map(Some)
     }
 
-    /// A failed call's coded error, `{"code", "message", "retryable", "applied"}` and `"hint"` when it has one; None
-    /// for a success or an uncoded failure (an unknown tool, arguments that fail the schema).
+    /// A failed call's coded error, `{"code", "message", "retryable", "applied"}` and `"hint"`
+    /// when it has one; None for a success or an uncoded failure (an unknown tool, arguments
+    /// that fail the schema).
     #[getter]
     fn error<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.result
