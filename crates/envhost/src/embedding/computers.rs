@@ -15,7 +15,7 @@ use super::computer_episode::ComputerEpisode;
 use super::config::HostConfig;
 use super::driver_catalog::DriverCatalog;
 use super::host::{Host, HostError};
-use super::registry::{Cap, Registry};
+use super::registry::{Cap, Registry, Slot};
 use super::snapshot_store::MAX_SNAPSHOTS;
 use crate::computer::{Computer, ComputerSnapshot};
 use crate::ids;
@@ -199,7 +199,7 @@ impl Host {
     }
 
     /// A place for one more episode, or [`ComputerError::Full`].
-    fn computer_slot(&self) -> Result<super::registry::Slot<'_, ComputerEpisode>, ComputerError> {
+    fn computer_slot(&self) -> Result<Slot<'_, ComputerEpisode>, ComputerError> {
         self.computers
             .registry
             .reserve()
@@ -210,7 +210,7 @@ impl Host {
 
     fn register(
         &self,
-        slot: super::registry::Slot<'_, ComputerEpisode>,
+        slot: Slot<'_, ComputerEpisode>,
         catalog: Arc<DriverCatalog>,
         computer: Arc<Computer>,
     ) -> Arc<ComputerEpisode> {

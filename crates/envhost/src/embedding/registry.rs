@@ -132,3 +132,28 @@ impl<T> Registry<T> {
         (count, left)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids;
+
+    #[test]
+    fn registries_of_one_cap_share_it() {
+        let cap = Cap::new(2);
+        let episodes: Registry<u8> = Registry::new(cap.clone());
+        let computers: Registry<u16> = Registry::new(cap);
+        let (key, id) = ids::fresh();
+        assert_eq!(episodes.reserve().unwrap().fill(key, Arc::new(1)), 1);
+        let reserved = computers.reserve().unwrap();
+        assert!(episodes.reserve().is_none(), "a reserved place counts");
+        drop(reserved);
+        let (other, _) = ids::fresh();
+        assert_eq!(computers.reserve().unwrap().fill(other, Arc::new(2)), 1);
+        assert!(episodes.reserve().is_none() && computers.reserve().is_none());
+        assert_eq!(episodes.remove(&id), Some(0));
+        assert_eq!(episodes.remove(&id), None);
+        assert!(computers.reserve().is_some());
+        assert_eq!(computers.all().len(), 1);
+    }
+}
