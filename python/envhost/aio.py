@@ -16,7 +16,7 @@ from typing import Any
 
 from . import _envhost
 
-__all__ = ["Episode", "Host"]
+__all__ = ["Computer", "Episode", "Host"]
 
 
 class Host:
@@ -26,14 +26,20 @@ class Host:
         self.sync = host
 
     @classmethod
-    async def load(cls, environments: Mapping[str, Any], **options: Any) -> Host:
-        """Loads (compiling on first use) the environments and agents, as ``envhost.Host(...)``."""
-        return cls(await asyncio.to_thread(_envhost.Host, dict(environments), **options))
+    async def load(cls, environments: Mapping[str, Any] | None = None, **options: Any) -> Host:
+        """Loads (compiling on first use) the environments, computers and agents, as
+        ``envhost.Host(...)``."""
+        return cls(await asyncio.to_thread(_envhost.Host, dict(environments or {}), **options))
 
     @property
     def environments(self) -> list[str]:
         """The environments' names, the default first."""
         return self.sync.environments
+
+    @property
+    def computers(self) -> list[str]:
+        """The computer drivers' names, the default first."""
+        return self.sync.computers
 
     @property
     def agents(self) -> list[str]:
@@ -59,9 +65,17 @@ class Host:
         """A new episode, loaded with ``parts`` when given (``envhost.Host.episode``)."""
         return Episode(await asyncio.to_thread(self.sync.episode, environment, parts))
 
+    async def computer(self, name: str | None = None) -> Computer:
+        """A new computer of a driver (``envhost.Host.computer``)."""
+        return Computer(await asyncio.to_thread(self.sync.computer, name))
+
     async def restore(self, snapshot: _envhost.Snapshot | bytes) -> Episode:
         """A new episode in a snapshot's state (``envhost.Host.restore``)."""
         return Episode(await asyncio.to_thread(self.sync.restore, snapshot))
+
+    async def restore_computer(self, snapshot: _envhost.ComputerSnapshot) -> Computer:
+        """A new computer in a computer's snapshot's state (``envhost.Host.restore``)."""
+        return Computer(await asyncio.to_thread(self.sync.restore, snapshot))
 
     async def invoke(self, agent: str, episode: Episode, prompt: str, *,
                      session: str | None = None) -> AsyncIterator[dict[str, Any]]:
@@ -143,6 +157,87 @@ class Episode:
         self.sync.close()
 
     async def __aenter__(self) -> Episode:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Computer:
+    """An :class:`envhost.Computer` whose driver calls are coroutines."""
+
+    def __init__(self, computer: _envhost.Computer) -> None:
+        self.sync = computer
+
+    @property
+    def id(self) -> str:
+        """The computer's id."""
+        return self.sync.id
+
+    @property
+    def driver(self) -> str:
+        """The name of its driver in the host."""
+        return self.sync.driver
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self.sync.closed
+
+    def card(self) -> dict[str, Any]:
+        """The computer's card (no driver call: not a coroutine)."""
+        return self.sync.card()
+
+    def list_tools(self, role: str | None = None) -> list[dict[str, Any]]:
+        """The tools ``role`` may call, as MCP lists them (no driver call: not a coroutine)."""
+        return self.sync.list_tools(role)
+
+    def enable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
+        """Lets ``role`` call ``tools`` (``envhost.Computer.enable_tools``; no driver call)."""
+        return self.sync.enable_tools(role, tools)
+
+    def disable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
+        """Keeps ``role`` from ``tools`` (``envhost.Computer.disable_tools``; no driver call)."""
+        return self.sync.disable_tools(role, tools)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, role: str | None = None,
+                        session: str | None = None) -> _envhost.ToolResult:
+        """Calls tool ``name`` (``envhost.Computer.call_tool``)."""
+        return await asyncio.to_thread(self.sync.call_tool, name, arguments, role=role, session=session)
+
+    async def screenshot(self) -> bytes:
+        """The display now, as PNG bytes."""
+        return await asyncio.to_thread(self.sync.screenshot)
+
+    async def reset(self) -> None:
+        """A fresh instance of the driver (``envhost.Computer.reset``)."""
+        await asyncio.to_thread(self.sync.reset)
+
+    async def add(self, parts: list[dict[str, Any]]) -> None:
+        """``data/add`` of ``parts``."""
+        await asyncio.to_thread(self.sync.add, parts)
+
+    async def get(self) -> list[dict[str, Any]]:
+        """``data/get``: the computer's state and files as parts."""
+        return await asyncio.to_thread(self.sync.get)
+
+    async def call_extension(self, uri: str, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Calls an extension's method (``envhost.Computer.call_extension``)."""
+        return await asyncio.to_thread(self.sync.call_extension, uri, method, params)
+
+    async def snapshot(self) -> _envhost.ComputerSnapshot:
+        """The computer's state, kept in memory (``envhost.Computer.snapshot``)."""
+        return await asyncio.to_thread(self.sync.snapshot)
+
+    async def fork(self) -> Computer:
+        """A new computer in this one's state."""
+        return Computer(await asyncio.to_thread(self.sync.fork))
+
+    def close(self) -> None:
+        """Drops the computer."""
+        self.sync.close()
+
+    async def __aenter__(self) -> Computer:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -3,7 +3,7 @@
 
 use envhost::protocol::CodedError;
 use envhost::protocol::error::Applied;
-use envhost::{CreateError, DataError, SeedError, SnapshotError};
+use envhost::{ComputerError, CreateError, DataError, SeedError, SnapshotError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -72,5 +72,11 @@ pub fn seed(py: Python<'_>, error: SeedError) -> PyErr {
 
 /// A snapshot's, restore's or fork's failure (http-api.md#snapshots).
 pub fn snapshot(py: Python<'_>, error: &SnapshotError) -> PyErr {
+    coded(py, &error.to_coded())
+}
+
+/// A computer's creation's, fork's, snapshot's or restore's failure
+/// (docs/computer.md#episodes-and-forks).
+pub fn computer(py: Python<'_>, error: &ComputerError) -> PyErr {
     coded(py, &error.to_coded())
 }

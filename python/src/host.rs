@@ -1,4 +1,5 @@
-//! `envhost.Host`: environments and agents loaded once, and the episodes made of them.
+//! `envhost.Host`: environments, computer drivers and agents loaded once, and the episodes and
+//! computers made of them.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -8,11 +9,13 @@ use std::time::Duration;
 use envhost::agent::model::ModelEndpoint;
 use envhost::agent::{Prompt, Scope};
 use envhost::protocol::ToolResult;
+use envhost::protocol::computer::settings::Settings;
 use envhost::transfers::FetchPolicy;
-use envhost::{AgentConfig, EnvironmentConfig, Host, HostConfig, Limits};
+use envhost::{AgentConfig, ComputerConfig, EnvironmentConfig, Host, HostConfig, Limits};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::computer::{PyComputer, PyComputerSnapshot};
 use crate::episode::{PyEpisode, PySnapshot};
 use crate::errors::{self, EnvhostError};
 use crate::results::PyToolResult;
@@ -27,16 +30,20 @@ pub struct Shared {
     pub runtime: tokio::runtime::Runtime,
 }
 
-/// Loads environments (and agents bound to them) once and makes isolated episodes of them, each
-/// in tens of microseconds (docs/python.md#host).
+/// Loads environments (and agents bound to them) and computer drivers once and makes isolated
+/// episodes of the environments, each in tens of microseconds, and computers of the drivers
+/// (docs/python.md#host).
 ///
-/// `Host(environments, *, agents=None, max_episodes=1000, memory_mib=256, cpu_deadline_ms=10000,
-/// call_timeout_ms=60000, max_queued_calls=64, pooling=True, data_roots=None, fetch_allow=(),
-/// fetch_deny=(), snapshot_images=16, model_url=None, model="default", max_turns=1000,
-/// sessions_dir=None)`
+/// `Host(environments=None, *, computers=None, agents=None, max_episodes=1000, memory_mib=256,
+/// cpu_deadline_ms=10000, call_timeout_ms=60000, max_queued_calls=64, pooling=True,
+/// data_roots=None, fetch_allow=(), fetch_deny=(), snapshot_images=16, model_url=None,
+/// model="default", max_turns=1000, sessions_dir=None)`
 ///
 /// - `environments`: `{name: path}` or `{name: {"component": path, "card_name": str}}`; the first
 ///   is the default of `episode()`.
+/// - `computers`: `{name: path}` or `{name: {"component": path, "display": ":99", "exec": bool,
+///   "home": path, "settings": {...}, "card_name": str}}` (docs/python.md#computers); the first is
+///   the default of `computer()`.
 /// - `agents`: `{name: path}` (bound to the first environment) or `{name: {"component": path,
 ///   "environment": name, "model": str}}`; their model endpoint is `model_url` (else
 ///   `$OPENAI_BASE_URL`, else `$LITELLM_BASE_URL`).
@@ -51,13 +58,14 @@ pub struct PyHost {
 impl PyHost {
     #[new]
     #[pyo3(
-        text_signature = "(environments, *, agents=None, max_episodes=1000, memory_mib=256, \
-        cpu_deadline_ms=10000, call_timeout_ms=60000, max_queued_calls=64, pooling=True, \
-        data_roots=None, fetch_allow=(), fetch_deny=(), snapshot_images=16, model_url=None, \
-        model='default', max_turns=1000, sessions_dir=None)"
+        text_signature = "(environments=None, *, computers=None, agents=None, max_episodes=1000, \
+        memory_mib=256, cpu_deadline_ms=10000, call_timeout_ms=60000, max_queued_calls=64, \
+        pooling=True, data_roots=None, fetch_allow=(), fetch_deny=(), snapshot_images=16, \
+        model_url=None, model='default', max_turns=1000, sessions_dir=None)"
     )]
     #[pyo3(signature = (
-        environments, *, agents = None, max_episodes = 1000, memory_mib = None,
+        environments = None, *, computers = None, agents = None, max_episodes = 1000,
+        memory_mib = None,
         cpu_deadline_ms = None, call_timeout_ms = None, max_queued_calls = None, pooling = true,
         data_roots = None, fetch_allow = Vec::new(), fetch_deny = Vec::new(),
         snapshot_images = envhost::DEFAULT_SNAPSHOT_IMAGES, model_url = None,
@@ -66,7 +74,8 @@ impl PyHost {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        environments: &Bound<'_, PyDict>,
+        environments: Option<&Bound<'_, PyDict>>,
+        computers: Option<&Bound<'_, PyDict>>,
         agents: Option<&Bound<'_, PyDict>>,
         max_episodes: usize,
         memory_mib: Option<usize>,
@@ -97,7 +106,7 @@ impl PyHost {
             limits.max_queued_calls = n.max(1);
         }
         let mut loaded = Vec::new();
-        for (name, spec) in environments.iter() {
+        for (name, spec) in environments.iter().flat_map(|e| e.iter()) {
             let name: String = name.extract()?;
             let (component, table) = component_of(&spec, &name, &["component", "card_name"])?;
             let mut environment = EnvironmentConfig::new(name, component);
@@ -116,13 +125,20 @@ impl PyHost {
                 "max_episodes must be at least 1",
             ));
         }
-        let Some(first) = loaded.first().map(|e| e.name.clone()) else {
+        let drivers = match computers {
+            Some(computers) => computer_configs(computers, limits)?,
+            None => Vec::new(),
+        };
+        if loaded.is_empty() && drivers.is_empty() {
             return Err(errors::invalid_params(
                 py,
-                "environments: give at least one, {name: path}",
+                "give at least one environment or computer: environments={name: path} or \
+                 computers={name: path}",
             ));
-        };
+        }
+        let first = loaded.first().map(|e| e.name.clone()).unwrap_or_default();
         let mut config = HostConfig::new(loaded);
+        config.computers = drivers;
         config.max_episodes = max_episodes;
         config.pooling = pooling;
         if let Some(roots) = data_roots {
@@ -183,6 +199,17 @@ impl PyHost {
             .collect()
     }
 
+    /// The computer drivers' names, the default first.
+    #[getter]
+    fn computers(&self) -> Vec<String> {
+        self.shared
+            .host
+            .drivers()
+            .iter()
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
     /// The agents' names.
     #[getter]
     fn agents(&self) -> Vec<String> {
@@ -200,6 +227,30 @@ impl PyHost {
         self.shared.host.episodes().len()
     }
 
+    /// How many computers are open.
+    #[getter]
+    fn computer_count(&self) -> usize {
+        self.shared.host.computers().len()
+    }
+
+    /// A new computer of the driver `name` (the first when None): a fresh instance with its
+    /// settings, no frames, its own tool access (docs/python.md#computers).
+    ///
+    /// Raises `EnvhostError`: `computer_not_found` (its message names those served),
+    /// `too_many_episodes` (retryable: computers and episodes share `max_episodes`),
+    /// `unavailable`.
+    #[pyo3(signature = (name = None))]
+    fn computer(&self, py: Python<'_>, name: Option<String>) -> PyResult<PyComputer> {
+        let host = &self.shared.host;
+        let name = name
+            .or_else(|| host.drivers().first().map(|d| d.name.clone()))
+            .unwrap_or_default();
+        let shared = &self.shared;
+        let made = py.detach(|| shared.runtime.block_on(host.create_computer(&name)));
+        let computer = made.map_err(|e| errors::computer(py, &e))?;
+        Ok(PyComputer::new(self.shared.clone(), computer))
+    }
+
     /// A new episode of `environment` (the first when None), loaded with `parts` by one
     /// `data/add` when given.
     ///
@@ -213,7 +264,12 @@ impl PyHost {
         environment: Option<String>,
         parts: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyEpisode> {
-        let name = environment.unwrap_or_else(|| self.shared.host.environments()[0].name.clone());
+        let name = environment
+            .or_else(|| {
+                let first = self.shared.host.environments().first();
+                first.map(|e| e.name.clone())
+            })
+            .unwrap_or_default();
         let parts = parts
             .filter(|p| !p.is_none())
             .map(crate::convert::to_parts)
@@ -234,42 +290,20 @@ impl PyHost {
     /// A new episode in the state `snapshot` was taken in: a `Snapshot` of this host (whose
     /// restores after the first instantiate a pre-initialised image), or a `Snapshot` of another
     /// host or its bytes (`bytes(snapshot)`) from any host serving the same component
-    /// (replayed).
+    /// (replayed). A `ComputerSnapshot` of this host makes a new `Computer` in its state.
     ///
     /// Raises `EnvhostError`: `invalid_snapshot`, `component_mismatch`, `replay_diverged`,
-    /// `too_many_episodes`, `unavailable`.
-    fn restore(&self, py: Python<'_>, snapshot: &Bound<'_, PyAny>) -> PyResult<PyEpisode> {
-        let host = &self.shared.host;
-        let held = snapshot.cast::<PySnapshot>().ok();
-        let (id, imported) =
-            if let Some(held) = held.as_ref().filter(|h| h.get().is_of(&self.shared)) {
-                (held.get().id().to_owned(), false)
-            } else if let Some(file) = held.map(|h| h.get().file()) {
-                let file = file.ok_or_else(|| {
-                    errors::invalid_params(py, "the snapshot's host no longer keeps it")
-                })?;
-                let id = host
-                    .import_snapshot(&file)
-                    .map_err(|e| errors::snapshot(py, &e))?;
-                (id, true)
-            } else if let Ok(bytes) = snapshot.cast::<PyBytes>() {
-                let id = host
-                    .import_snapshot(bytes.as_bytes())
-                    .map_err(|e| errors::snapshot(py, &e))?;
-                (id, true)
-            } else {
-                return Err(errors::invalid_params(
-                    py,
-                    "restore takes a Snapshot or its bytes",
-                ));
-            };
-        let shared = &self.shared;
-        let restored = py.detach(|| shared.runtime.block_on(shared.host.restore(&id)));
-        if imported {
-            host.delete_snapshot(&id);
+    /// `too_many_episodes`, `unavailable`; for a computer `snapshot_not_found`, `fork_failed`.
+    fn restore<'py>(
+        &self,
+        py: Python<'py>,
+        snapshot: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Ok(kept) = snapshot.cast::<PyComputerSnapshot>() {
+            let computer = kept.get().restore(py, &self.shared)?;
+            return Ok(Bound::new(py, computer)?.into_any());
         }
-        let episode = restored.map_err(|e| errors::snapshot(py, &e))?;
-        Ok(PyEpisode::new(self.shared.clone(), episode))
+        Ok(Bound::new(py, self.restore_episode(py, snapshot)?)?.into_any())
     }
 
     /// The snapshot in `data` (`bytes(snapshot)` of this host or another serving the same
@@ -398,6 +432,43 @@ impl PyHost {
     }
 }
 
+impl PyHost {
+    /// [`PyHost::restore`] of an environment's snapshot or its bytes.
+    fn restore_episode(&self, py: Python<'_>, snapshot: &Bound<'_, PyAny>) -> PyResult<PyEpisode> {
+        let host = &self.shared.host;
+        let held = snapshot.cast::<PySnapshot>().ok();
+        let (id, imported) =
+            if let Some(held) = held.as_ref().filter(|h| h.get().is_of(&self.shared)) {
+                (held.get().id().to_owned(), false)
+            } else if let Some(file) = held.map(|h| h.get().file()) {
+                let file = file.ok_or_else(|| {
+                    errors::invalid_params(py, "the snapshot's host no longer keeps it")
+                })?;
+                let id = host
+                    .import_snapshot(&file)
+                    .map_err(|e| errors::snapshot(py, &e))?;
+                (id, true)
+            } else if let Ok(bytes) = snapshot.cast::<PyBytes>() {
+                let id = host
+                    .import_snapshot(bytes.as_bytes())
+                    .map_err(|e| errors::snapshot(py, &e))?;
+                (id, true)
+            } else {
+                return Err(errors::invalid_params(
+                    py,
+                    "restore takes a Snapshot, its bytes or a ComputerSnapshot",
+                ));
+            };
+        let shared = &self.shared;
+        let restored = py.detach(|| shared.runtime.block_on(shared.host.restore(&id)));
+        if imported {
+            host.delete_snapshot(&id);
+        }
+        let episode = restored.map_err(|e| errors::snapshot(py, &e))?;
+        Ok(PyEpisode::new(self.shared.clone(), episode))
+    }
+}
+
 /// One call of a batch: its index in the list, the episode, the tool, the arguments.
 type Call<'a> = (
     usize,
@@ -442,4 +513,48 @@ fn component_of<'py>(
         })?
         .extract::<PathBuf>()?;
     Ok((component, Some(table.clone())))
+}
+
+/// The keys of a computer's dict.
+const COMPUTER_KEYS: [&str; 6] = [
+    "component",
+    "display",
+    "exec",
+    "home",
+    "settings",
+    "card_name",
+];
+
+/// `computers` (`{name: path}` or `{name: {"component", "display", "exec", "home", "settings",
+/// "card_name"}}`) as the host's computer configurations, each under `limits`.
+fn computer_configs(
+    computers: &Bound<'_, PyDict>,
+    limits: Limits,
+) -> PyResult<Vec<ComputerConfig>> {
+    let py = computers.py();
+    let mut configs = Vec::new();
+    for (name, spec) in computers.iter() {
+        let name: String = name.extract()?;
+        let (component, table) = component_of(&spec, &name, &COMPUTER_KEYS)?;
+        let mut computer = ComputerConfig::new(name.clone(), component);
+        computer.limits = limits;
+        if let Some(table) = table {
+            let item = |key: &str| table.get_item(key).map(|v| v.filter(|v| !v.is_none()));
+            computer.card_name = item("card_name")?.map(|v| v.extract()).transpose()?;
+            computer.grants.display = item("display")?.map(|v| v.extract()).transpose()?;
+            computer.grants.exec = item("exec")?
+                .map(|v| v.extract())
+                .transpose()?
+                .unwrap_or(false);
+            computer.grants.home = item("home")?.map(|v| v.extract()).transpose()?;
+            if let Some(settings) = item("settings")? {
+                let text = crate::convert::to_json(&settings, "settings")?.to_string();
+                computer.settings = Settings::from_json(&text).map_err(|why| {
+                    errors::invalid_params(py, format!("{name}: settings: {why}"))
+                })?;
+            }
+        }
+        configs.push(computer);
+    }
+    Ok(configs)
 }

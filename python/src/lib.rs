@@ -1,9 +1,11 @@
 //! `envhost._envhost`, the native module of the `envhost` Python package (docs/python.md): the
-//! embedding API of the `envhost` crate for CPython. A [`host::PyHost`] loads environments and
-//! agents once; its episodes answer the protocol's operations in-process, with no HTTP. Every
+//! embedding API of the `envhost` crate for CPython. A [`host::PyHost`] loads environments,
+//! computer drivers and agents once; its episodes and computers answer their protocol's
+//! operations in-process, with no HTTP. Every
 //! call into a guest releases the GIL, so Python threads calling different episodes run on
 //! different cores.
 
+mod computer;
 mod convert;
 mod episode;
 mod errors;
@@ -30,6 +32,8 @@ fn _envhost(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<host::PyHost>()?;
     module.add_class::<episode::PyEpisode>()?;
     module.add_class::<episode::PySnapshot>()?;
+    module.add_class::<computer::PyComputer>()?;
+    module.add_class::<computer::PyComputerSnapshot>()?;
     module.add_class::<results::PyToolResult>()?;
     module.add_class::<turn::PyTurn>()?;
     module.add_function(wrap_pyfunction!(cli, module)?)?;

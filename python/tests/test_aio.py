@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 
 import envhost.aio
-from conftest import GENERAL, SLACK
+from conftest import GENERAL, RELEASE, SLACK
 
 
 def test_episodes_run_concurrently_under_asyncio():
@@ -24,5 +24,23 @@ def test_episodes_run_concurrently_under_asyncio():
             assert [t["name"] for t in scratch.list_tools()]
         for episode in episodes:
             episode.close()
+
+    asyncio.run(main())
+
+
+def test_computers_answer_under_asyncio():
+    async def main():
+        host = await envhost.aio.Host.load(computers={"desk": RELEASE / "desk.wasm"})
+        assert host.computers == ["desk"]
+        desks = await asyncio.gather(*(host.computer() for _ in range(3)))
+        shots = await asyncio.gather(*(d.screenshot() for d in desks))
+        assert len(set(shots)) == 1 and shots[0].startswith(b"\x89PNG")
+        async with await desks[0].fork() as fork:
+            assert await fork.screenshot() == shots[0]
+        snapshot = await desks[1].snapshot()
+        async with await host.restore_computer(snapshot) as restored:
+            assert await restored.get() == await desks[1].get()
+        for desk in desks:
+            desk.close()
 
     asyncio.run(main())

@@ -5,15 +5,10 @@
 
 use std::sync::Arc;
 
-use envhost::computer::Computer;
-use envhost::computer::exec::Exec;
-use envhost::computer::shape::shape;
-use envhost::protocol::computer::settings::Settings;
-use envhost::runtime::driver::{Driver, Grants};
-use envhost::runtime::{Limits, Runtime};
 use envhost::server::access::ControlToken;
-use envhost::server::computers::{Computers, MakeExec, Template, route_table, router};
+use envhost::server::computers::{Computers, route_table, router};
 use envhost::server::{self, Access};
+use envhost::{ComputerConfig, Host, HostConfig};
 use envhost_tests::guest;
 use serde_json::{Value, json};
 
@@ -21,25 +16,16 @@ const TOKEN: &str = "computer-operator-token-0123456789";
 
 /// The desk served with commands granted and the token guarding it: its base URL.
 async fn serve_desk() -> String {
-    let runtime = Runtime::new().unwrap();
-    let bytes = std::fs::read(guest("desk")).unwrap();
-    let driver = Arc::new(
-        Driver::from_bytes(&runtime, bytes, Limits::default(), &Grants::default())
-            .await
-            .unwrap(),
-    );
-    let instance = driver.instantiate("desk").await.unwrap();
-    let shape = shape(&driver, "desk".into(), Vec::new(), false);
-    let computer = Computer::new(driver, instance, Settings::default());
-    let home = std::env::temp_dir();
-    let make: MakeExec = Arc::new(move || Exec::new(home.clone(), None, 4096, 5.0));
-    let template = Template {
-        shape,
-        exec: Some(make),
-        home: None,
-    };
+    let mut desk = ComputerConfig::new("desk", guest("desk"));
+    desk.grants.exec = true;
+    let mut config = HostConfig::new(Vec::new());
+    config.computers = vec![desk];
+    config.max_episodes = 16;
+    config.pooling = false;
+    let host = Arc::new(Host::new(config).await.unwrap());
+    let computers = Computers::new(host, "desk").await.unwrap();
     let access = Access::guarded(ControlToken::new(TOKEN).unwrap());
-    let router = router(Computers::new(computer, template, 16), access);
+    let router = router(computers, access);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(server::run(listener, router, std::future::pending()));

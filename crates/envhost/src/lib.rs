@@ -5,7 +5,8 @@
 //!   isolated [`Episode`]s of them in microseconds, many in one process; an episode answers the
 //!   protocol's operations (`reset`, `add_data`, `get_data`, `call_tool`, `call_extension`,
 //!   tool access, snapshots) with the same semantics and errors as over HTTP, in envhost's own
-//!   types ([`protocol::ToolResult`], [`protocol::CodedError`], ...).
+//!   types ([`protocol::ToolResult`], [`protocol::CodedError`], ...). It loads computer drivers
+//!   the same way, whose [`ComputerEpisode`]s answer the `computer/v1` contract in-process.
 //! - [`server`]: axum routes over a host's episodes, and MCP's streamable HTTP transport.
 //! - [`cli`]: the `envhost` command, which the binary and the Python package's script run.
 //! - [`transfers`]: resolving `file://` and `http(s)://` parts for `data/add`.
@@ -45,9 +46,10 @@ pub mod server;
 pub mod transfers;
 
 pub use embedding::{
-    AgentConfig, CallKind, Catalog, CatalogError, CreateError, DEFAULT_SNAPSHOT_IMAGES, DataError,
-    EnvironmentConfig, Episode, Host, HostConfig, HostError, InvokeError, MAX_SNAPSHOTS, Metrics,
-    Route, SeedError, ServedTool, SnapshotError,
+    AgentConfig, CallKind, Catalog, CatalogError, ComputerConfig, ComputerEpisode, ComputerError,
+    ComputerGrants, ComputerLoadError, CreateError, DEFAULT_SNAPSHOT_IMAGES, DataError,
+    DriverCatalog, EnvironmentConfig, Episode, Host, HostConfig, HostError, InvokeError,
+    KeptComputer, MAX_SNAPSHOTS, Metrics, Route, SeedError, ServedTool, SnapshotError,
 };
 pub use envhost_protocol as protocol;
 pub use envhost_runtime as runtime;

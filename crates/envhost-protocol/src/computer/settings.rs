@@ -67,12 +67,20 @@ impl Settings {
     /// # Errors
     /// `AGENTENV_COMPUTER_SETTINGS is not valid computer settings: …`, naming the problem.
     pub fn parse(raw: Option<&str>) -> Result<Self, String> {
-        let invalid = |why: String| format!("{SETTINGS_ENV} is not valid computer settings: {why}");
-        let settings: Self = match raw {
-            None | Some("") => return Ok(Self::default()),
-            Some(raw) => serde_json::from_str(raw).map_err(|e| invalid(e.to_string()))?,
-        };
-        settings.check().map_err(invalid)?;
+        match raw {
+            None | Some("") => Ok(Self::default()),
+            Some(raw) => Self::from_json(raw)
+                .map_err(|why| format!("{SETTINGS_ENV} is not valid computer settings: {why}")),
+        }
+    }
+
+    /// The settings in the JSON object `text`, every key left out at its default.
+    ///
+    /// # Errors
+    /// What is wrong: text that is not such an object, an unknown key, a value out of range.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let settings: Self = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        settings.check()?;
         Ok(settings)
     }
 

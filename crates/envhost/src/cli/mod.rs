@@ -274,22 +274,10 @@ async fn serve(args: Serve, process: Process) -> anyhow::Result<()> {
         insecure: args.insecure_no_auth,
     })?;
     if let Some(driver) = driver_config(&args)? {
-        let grants = crate::runtime::driver::Grants {
-            display: driver.display.clone(),
-        };
-        let granted = computer::Granted {
-            exec: driver.exec,
-            home: driver.home.clone(),
-            max_episodes: args.max_episodes.unwrap_or(1_000),
-        };
+        let card_name = args.name.clone().filter(|n| !n.trim().is_empty());
         return computer::serve(
-            &driver.component,
-            &grants,
-            granted,
-            args.name
-                .clone()
-                .filter(|n| !n.trim().is_empty())
-                .or(driver.name),
+            computer::config(driver, card_name)?,
+            args.max_episodes.unwrap_or(1_000),
             &binding,
             args.url_prefix.clone(),
             shutdown_signal(),

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use crate::HostError;
 use crate::runtime::LoadError;
 use crate::runtime::agent::AgentLoadError;
 use crate::runtime::driver::DriverLoadError;
 use crate::runtime::world::{CompileError, World};
+use crate::{ComputerLoadError, HostError};
 
 /// How a component of `world` at `path`, given with option `given` (`--driver`, `--agent`;
 /// empty for an environment's place), is served.
@@ -36,6 +36,13 @@ fn other_world(error: &CompileError) -> Option<World> {
 
 /// `error` as the command reports it, with how to serve a component of another world.
 pub fn host(error: HostError) -> anyhow::Error {
+    if let HostError::Computer { component, why, .. } = &error {
+        return match why {
+            ComputerLoadError::Read(e) => anyhow::anyhow!("reading {}: {e}", component.display()),
+            ComputerLoadError::Driver(e) => driver(e, component),
+            other => anyhow::anyhow!("{other}"),
+        };
+    }
     let found = match &error {
         HostError::Load {
             component,

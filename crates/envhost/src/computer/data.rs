@@ -15,16 +15,17 @@ pub struct Added {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
-/// The parts of `data/add`'s `params`, for a computer that keeps a state (`state`) and has a
-/// home (`home`).
+/// The message of the `add_failed` error when `data/add`'s `parts` is not a list.
+pub const NOT_A_LIST: &str = "parts is a list of parts";
+
+/// The `parts` of a `data/add` (JSON part objects: `{"kind": "data", "data"}`, or file parts
+/// whose metadata names their path under [`files::MARKER`]), for a computer that keeps a state
+/// (`state`) and has a home (`home`).
 ///
 /// # Errors
-/// The message of the `add_failed` error: not a list of parts, a `data` part where the driver
-/// keeps no state, a file part without a home, or a file part [`files::parts`] refuses.
-pub fn added(params: &Map<String, Value>, state: bool, home: bool) -> Result<Added, String> {
-    let Some(Value::Array(parts)) = params.get("parts") else {
-        return Err("parts is a list of parts".into());
-    };
+/// The message of the `add_failed` error: a `data` part where the driver keeps no state, a
+/// file part without a home, or a file part [`files::parts`] refuses.
+pub fn added(parts: &[Value], state: bool, home: bool) -> Result<Added, String> {
     let (data, others): (Vec<&Value>, Vec<&Value>) = parts
         .iter()
         .partition(|p| p.get("kind").and_then(Value::as_str) == Some("data"));
@@ -63,11 +64,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn params(parts: Value) -> Map<String, Value> {
-        let Value::Object(map) = json!({ "parts": parts }) else {
+    fn params(parts: Value) -> Vec<Value> {
+        let Value::Array(parts) = parts else {
             unreachable!()
         };
-        map
+        parts
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod act;
 pub mod data;
 pub mod exec;
+pub mod extensions;
 pub mod files;
 pub mod image;
 mod queue;

@@ -394,6 +394,15 @@ impl Computer {
         Ok((display, png, size))
     }
 
+    /// A capture of the whole display now, as PNG (`round(width × scale)` ×
+    /// `round(height × scale)` pixels), kept as no frame: the frames callers see are unchanged.
+    ///
+    /// # Errors
+    /// The driver's error, or `internal` for a capture of the wrong size.
+    pub async fn screenshot(&self) -> Result<Vec<u8>, CodedError> {
+        Ok(self.capture_png().await?.1)
+    }
+
     /// A new frame of the whole display, the latest of caller `identity`. The input counts are
     /// read before the capture, so input landing while it runs counts as after the frame.
     ///

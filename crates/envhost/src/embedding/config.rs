@@ -1,8 +1,10 @@
-//! What a host loads and serves: its environments and their settings.
+//! What a host loads and serves: its environments, computer drivers and agents, and their
+//! settings.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use envhost_protocol::computer::settings::Settings;
 use envhost_runtime::Limits;
 
 use crate::agent::model::ModelEndpoint;
@@ -72,12 +74,63 @@ impl AgentConfig {
     }
 }
 
+/// What the operator grants a computer driver besides its own code (docs/computer.md#grants):
+/// nothing by default.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ComputerGrants {
+    /// The X display its `x11` capability connects to (`:99`), also `DISPLAY` in its commands'
+    /// environment; without it a driver that imports `x11` is refused at load.
+    pub display: Option<String>,
+    /// Whether callers may run commands (`computer-exec/v1`) as this process's user, in the
+    /// home (else `$HOME`).
+    pub exec: bool,
+    /// The session user's home: `data/add` writes file parts under it, `data/get` exports its
+    /// data paths, commands run in it.
+    pub home: Option<PathBuf>,
+}
+
+/// One computer driver to load (docs/computer.md): a component of the `agentenv:computer`
+/// package, each of whose episodes is a computer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComputerConfig {
+    /// Its name in the host: computers are created by it
+    /// ([`Host::create_computer`](crate::Host::create_computer)).
+    pub name: String,
+    /// The component file.
+    pub component: PathBuf,
+    /// The card's name (and MCP's server name); the driver's own when `None`.
+    pub card_name: Option<String>,
+    /// What the operator grants it.
+    pub grants: ComputerGrants,
+    /// Each new computer's settings (`AGENTENV_COMPUTER_SETTINGS` when served by the command).
+    pub settings: Settings,
+    /// Each driver instance's limits (memory, CPU deadline of each operation).
+    pub limits: Limits,
+}
+
+impl ComputerConfig {
+    /// `component` loaded as `name`, granted nothing, with default settings and limits.
+    pub fn new(name: impl Into<String>, component: impl Into<PathBuf>) -> Self {
+        Self {
+            name: name.into(),
+            component: component.into(),
+            card_name: None,
+            grants: ComputerGrants::default(),
+            settings: Settings::default(),
+            limits: Limits::default(),
+        }
+    }
+}
+
 /// What a host serves.
 #[derive(Clone, Debug)]
 pub struct HostConfig {
     /// The environments, the first being the default.
     pub environments: Vec<EnvironmentConfig>,
-    /// The most episodes alive at once; creations beyond it are refused.
+    /// The computer drivers; their computers are episodes under the same cap.
+    pub computers: Vec<ComputerConfig>,
+    /// The most episodes alive at once, environments' and computers' together; creations
+    /// beyond it are refused.
     pub max_episodes: usize,
     /// Whether instances come from wasmtime's pooling allocator sized for `max_episodes`
     /// (falling back to on-demand allocation when the pool cannot be reserved).
@@ -108,10 +161,11 @@ pub struct HostConfig {
 
 impl HostConfig {
     /// `environments` with room for 1,000 episodes, pooled, default transfers, guests on the
-    /// caller's runtime, no agents.
+    /// caller's runtime, no computers, no agents.
     pub fn new(environments: Vec<EnvironmentConfig>) -> Self {
         Self {
             environments,
+            computers: Vec::new(),
             max_episodes: 1_000,
             pooling: true,
             transfers: TransferConfig::default(),

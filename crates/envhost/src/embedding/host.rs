@@ -1,5 +1,6 @@
-//! [`Host`]: environments loaded once, and their episodes, created, found, dropped and evicted
-//! within the host's cap.
+//! [`Host`]: environments, computer drivers and agents loaded once, and the episodes of the
+//! environments, created, found, dropped and evicted within the host's cap (the computers'
+//! are in [`super::computers`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,10 +12,12 @@ use envhost_runtime::{
 
 use super::agents::Agents;
 use super::catalog::{Catalog, CatalogError};
+use super::computers::Computers;
 use super::config::HostConfig;
+use super::driver_catalog::ComputerLoadError;
 use super::episode::{DataError, Episode};
 use super::metrics::Metrics;
-use super::registry::Registry;
+use super::registry::{Cap, Registry};
 use super::snapshot_store::{Images, Snapshots};
 use crate::ids;
 use crate::transfers::Resolver;
@@ -24,7 +27,7 @@ use envhost_protocol::error::CodedError;
 /// Why a host could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
-    /// No environment was given.
+    /// Neither an environment nor a computer driver was given.
     #[error("no environment to serve")]
     NoEnvironment,
     /// Two environments share a name.
@@ -78,6 +81,19 @@ pub enum HostError {
     /// The sessions' directory could not be made.
     #[error("the sessions directory: {0}")]
     Sessions(String),
+    /// Two computer drivers share a name.
+    #[error("two computers are named {0:?}: name one otherwise")]
+    DuplicateComputer(String),
+    /// A computer driver could not be loaded.
+    #[error("computer {name} ({}): {why}", .component.display())]
+    Computer {
+        /// The computer's name in the host.
+        name: String,
+        /// Its component's file.
+        component: std::path::PathBuf,
+        /// Why.
+        why: ComputerLoadError,
+    },
 }
 
 /// Why an episode could not be created.
@@ -179,11 +195,12 @@ async fn with_progress<T>(
     }
 }
 
-/// Environments loaded once, and their episodes.
+/// Environments, computer drivers and agents loaded once, and their episodes.
 pub struct Host {
     pub(super) runtime: Runtime,
     pub(super) environments: Vec<Arc<Catalog>>,
-    pub(super) registry: Registry,
+    pub(super) registry: Registry<Episode>,
+    pub(super) computers: Computers,
     pub(super) resolver: Resolver,
     pub(super) metrics: Arc<Metrics>,
     pub(super) threads: GuestThreads,
@@ -194,19 +211,20 @@ pub struct Host {
 }
 
 impl Host {
-    /// Compiles every environment of `config` (or loads it from the compiled-artefact cache),
-    /// with a log line while each compiles.
+    /// Compiles every environment, computer driver and agent of `config` (or loads it from the
+    /// compiled-artefact cache), with a log line while each environment compiles.
     ///
     /// # Errors
-    /// [`HostError`] naming the environment that failed.
+    /// [`HostError`] naming the component that failed.
     pub async fn new(config: HostConfig) -> Result<Self, HostError> {
-        if config.environments.is_empty() {
+        if config.environments.is_empty() && config.computers.is_empty() {
             return Err(HostError::NoEnvironment);
         }
         let max_memory_bytes = config
             .environments
             .iter()
             .map(|e| e.limits.memory_bytes)
+            .chain(config.computers.iter().map(|c| c.limits.memory_bytes))
             .chain(config.agents.iter().map(|a| a.limits.memory_bytes))
             .max()
             .unwrap_or_default();
@@ -260,6 +278,8 @@ impl Host {
         };
         let names: Vec<&str> = environments.iter().map(|e| e.name.as_str()).collect();
         let agents = Agents::load(&runtime, &config, &names).await?;
+        let cap = Cap::new(config.max_episodes);
+        let computers = Computers::load(&runtime, &config, cap.clone()).await?;
         let resolver = Resolver::new(&config.transfers).map_err(HostError::Transfers)?;
         let threads = match config.guest_threads {
             Some(n) => GuestThreads::dedicated(n)
@@ -269,7 +289,8 @@ impl Host {
         Ok(Self {
             runtime,
             environments,
-            registry: Registry::new(config.max_episodes),
+            registry: Registry::new(cap),
+            computers,
             resolver,
             metrics: Arc::new(Metrics::new(capacity)),
             threads,
@@ -290,7 +311,7 @@ impl Host {
         self.environments.iter().find(|e| e.name == name)
     }
 
-    /// The runtime its environments are compiled with, which agents and drivers can share.
+    /// The runtime its environments, drivers and agents are compiled with.
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
     }

@@ -1,7 +1,7 @@
-//! The embedding API: [`Host`] loads environments once and creates isolated [`Episode`]s of
-//! them in microseconds, many in one process; each episode answers the protocol's operations
-//! in-process with the same semantics and errors as over HTTP (the server is a thin layer over
-//! this module).
+//! The embedding API: [`Host`] loads environments and computer drivers once and creates
+//! isolated [`Episode`]s of the environments in microseconds, and [`ComputerEpisode`]s of the
+//! drivers, many in one process; each answers its protocol's operations in-process with the
+//! same semantics and errors as over HTTP (the server is a thin layer over this module).
 //!
 //! An episode's calls run one at a time, each on its caller's own task while its guest answers
 //! within an epoch tick (no hand-off to another task or thread); a call whose guest computes
@@ -11,7 +11,10 @@
 
 mod agents;
 mod catalog;
+mod computer_episode;
+mod computers;
 mod config;
+mod driver_catalog;
 mod episode;
 mod host;
 mod metrics;
@@ -21,7 +24,13 @@ mod snapshots;
 
 pub use agents::InvokeError;
 pub use catalog::{Catalog, CatalogError, Route, ServedTool};
-pub use config::{AgentConfig, DEFAULT_SNAPSHOT_IMAGES, EnvironmentConfig, HostConfig};
+pub use computer_episode::ComputerEpisode;
+pub use computers::{ComputerError, KeptComputer};
+pub use config::{
+    AgentConfig, ComputerConfig, ComputerGrants, DEFAULT_SNAPSHOT_IMAGES, EnvironmentConfig,
+    HostConfig,
+};
+pub use driver_catalog::{ComputerLoadError, DriverCatalog};
 pub use episode::{DataError, Episode};
 pub use host::{CreateError, Host, HostError, SeedError};
 pub use metrics::{CallKind, Metrics};

@@ -3,11 +3,10 @@
 //! data plane, MCP, extensions, tool access, readiness); `/episodes` creates, lists and drops
 //! episodes, each served the same way under `/episodes/{id}/`; `/snapshots` keeps snapshots;
 //! `/metrics` reports. The server glues the host to HTTP and owns no environment logic; MCP has
-//! its home in [`mcp`].
+//! its home in [`mcp`]. A host's computers are served by a router of their own, [`computers`].
 
 pub mod access;
 pub mod agents;
-pub mod computer;
 pub mod computers;
 mod data_plane;
 mod episodes;
@@ -259,6 +258,9 @@ impl Default for ServeConfig {
 /// Why a server could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
+    /// The host serves no environment (its computers are served by [`computers::router`]).
+    #[error("the host serves no environment")]
+    NoEnvironment,
     /// The root episode could not be created.
     #[error("creating the root episode: {0}")]
     Root(#[from] CreateError),
@@ -273,7 +275,12 @@ pub enum AppError {
 /// [`AppError`] when the root episode cannot be created.
 pub async fn app(host: Arc<Host>, config: ServeConfig) -> Result<(Router, AppState), AppError> {
     let mcp = Arc::new(Endpoints::new(&host)?);
-    let first = host.environments()[0].name.clone();
+    let first = host
+        .environments()
+        .first()
+        .ok_or(AppError::NoEnvironment)?
+        .name
+        .clone();
     let root = host.create_episode(&first).await?;
     let state = AppState {
         host,
@@ -348,7 +355,7 @@ fn spawn_evictor(state: AppState) -> tokio::task::JoinHandle<()> {
 
 /// Serves `router` on `listener` until `shutdown` completes (then gives open connections
 /// [`SHUTDOWN_GRACE`] to finish), with `TCP_NODELAY` on every connection and repeated slashes
-/// in paths collapsed: [`serve`] without a host's episodes to evict (a computer's server).
+/// in paths collapsed: [`serve`] without a host's episodes to evict (a computers' server).
 ///
 /// # Errors
 /// The I/O error that stopped the server.
