@@ -2,7 +2,7 @@
 the same run: tool calls per second on one thread (counter's `counter_counts`, slack's
 `slack_send_message`), episode creation, and 1, 2 and 4 threads each calling an episode of its
 own, with a trivial call (`counter_counts`, about 3 µs) and with one whose guest works
-(`slack_list_inbox` of an inbox of 100 messages, about 150 µs). Prints a Markdown table.
+(`slack_list_inbox` of an inbox of 100 messages, about 100 µs). Prints a Markdown table.
 
     .venv/bin/python python/bench/api.py [--seconds 5] [--rounds 3]
 
