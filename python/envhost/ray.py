@@ -139,11 +139,16 @@ class HostActor:
 
     def apply(self, episode_id: str, method: str, args: tuple, kwargs: dict,
               checkpoint: bool) -> tuple[str, Any, bytes | None]:
-        """Episode ``episode_id``'s ``method(*args, **kwargs)``; with ``checkpoint``, its
-        snapshot's bytes after the call too."""
+        """Episode ``episode_id``'s ``method(*args, **kwargs)`` (``invoke``: an agent's turn on
+        it, ``(agent, prompt)``, collected); with ``checkpoint``, its snapshot's bytes after the
+        call too."""
         try:
             episode = self._episode(episode_id)
-            value = getattr(episode, method)(*args, **kwargs)
+            if method == "invoke":
+                agent, prompt = args
+                value = self._host.invoke(agent, episode, prompt, **kwargs).collect()
+            else:
+                value = getattr(episode, method)(*args, **kwargs)
             if method == "fork":
                 value = self._keep(value)
             elif method == "snapshot":
@@ -180,14 +185,6 @@ class HostActor:
             for episode_id in {calls[index][0] for index in places}:
                 snapshots[episode_id] = bytes(self._episodes[episode_id].snapshot())
         return (answers, snapshots)
-
-    def invoke(self, agent: str, episode_id: str, prompt: str,
-               session: str | None) -> tuple[str, Any]:
-        try:
-            turn = self._host.invoke(agent, self._episode(episode_id), prompt, session=session)
-            return ("ok", turn.collect())
-        except EnvhostError as error:
-            return ("error", _error_record(error))
 
 
 def _read_components(specs: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
@@ -531,8 +528,9 @@ class EpisodePool:
 
     def invoke(self, agent: str, episode: PoolEpisode, prompt: str, *, session: str | None = None) -> dict[str, Json]:
         """One turn of ``agent`` on ``episode``, run on the episode's actor: the turn's events
-        collected as :meth:`envhost.Turn.collect` answers them."""
-        return _unwrap(ray.get(self._actors[episode._slot].invoke.remote(agent, episode._id, prompt, session)))
+        collected as :meth:`envhost.Turn.collect` answers them. An actor lost meanwhile is
+        handled as for any call (the turn runs again on the restored episode)."""
+        return self._apply(episode, "invoke", (agent, prompt), {"session": session}, False)
 
     def _orphan(self, slot: int) -> list[PoolEpisode]:
         """Marks actor ``slot`` lost: answers its episodes that have a checkpoint, and marks
