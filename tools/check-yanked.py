@@ -3,8 +3,8 @@
 
     tools/check-yanked.py Cargo.lock guests/Cargo.lock
 
-Reads each lockfile's packages from crates.io and asks the registry's sparse index (the one
-cargo uses, https://index.crates.io/ unless CARGO_REGISTRIES_CRATES_IO_INDEX says otherwise)
+Reads each lockfile's packages from crates.io and asks the registry's sparse index (cargo's
+default one, unless CARGO_REGISTRIES_CRATES_IO_INDEX names another)
 whether each pinned version is yanked. cargo builds a yanked version that a lockfile pins without
 a word, and cargo-deny and cargo-audit read yanks only alongside the RustSec advisory database,
 fetched from GitHub, which CI machines here cannot reach; the index is what both consult.
