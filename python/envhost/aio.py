@@ -85,21 +85,17 @@ class Host:
             yield event
 
 
-class Episode:
-    """An :class:`envhost.Episode` whose guest calls are coroutines."""
+class _Served:
+    """What an episode and a computer share: the wrapped object (``sync``), its plain methods
+    (no guest call), and its data plane and tool calls as coroutines."""
 
-    def __init__(self, episode: _envhost.Episode) -> None:
-        self.sync = episode
+    def __init__(self, sync: Any) -> None:
+        self.sync = sync
 
     @property
     def id(self) -> str:
-        """The episode's id."""
+        """The id."""
         return self.sync.id
-
-    @property
-    def environment(self) -> str:
-        """The name of its environment in the host."""
-        return self.sync.environment
 
     @property
     def closed(self) -> bool:
@@ -107,23 +103,23 @@ class Episode:
         return self.sync.closed
 
     def card(self) -> dict[str, Any]:
-        """The environment's card (no guest call: not a coroutine)."""
+        """The card (no guest call: not a coroutine)."""
         return self.sync.card()
-
-    def enable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
-        """Lets ``role`` call ``tools`` (``envhost.Episode.enable_tools``; no guest call)."""
-        return self.sync.enable_tools(role, tools)
-
-    def disable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
-        """Keeps ``role`` from ``tools`` (``envhost.Episode.disable_tools``; no guest call)."""
-        return self.sync.disable_tools(role, tools)
 
     def list_tools(self, role: str | None = None) -> list[dict[str, Any]]:
         """The tools ``role`` may call, as MCP lists them (no guest call: not a coroutine)."""
         return self.sync.list_tools(role)
 
+    def enable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
+        """Lets ``role`` call ``tools`` (no guest call)."""
+        return self.sync.enable_tools(role, tools)
+
+    def disable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
+        """Keeps ``role`` from ``tools`` (no guest call)."""
+        return self.sync.disable_tools(role, tools)
+
     async def reset(self) -> None:
-        """``data/reset``."""
+        """``reset()`` of the wrapped object."""
         await asyncio.to_thread(self.sync.reset)
 
     async def add(self, parts: list[dict[str, Any]]) -> None:
@@ -131,13 +127,32 @@ class Episode:
         await asyncio.to_thread(self.sync.add, parts)
 
     async def get(self) -> list[dict[str, Any]]:
-        """``data/get``: the episode's data as parts."""
+        """``data/get``: the data as parts."""
         return await asyncio.to_thread(self.sync.get)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, role: str | None = None,
                         session: str | None = None) -> _envhost.ToolResult:
-        """Calls tool ``name`` (``envhost.Episode.call_tool``)."""
+        """Calls tool ``name``."""
         return await asyncio.to_thread(self.sync.call_tool, name, arguments, role=role, session=session)
+
+    def close(self) -> None:
+        """Drops it."""
+        self.sync.close()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Episode(_Served):
+    """An :class:`envhost.Episode` whose guest calls are coroutines."""
+
+    @property
+    def environment(self) -> str:
+        """The name of its environment in the host."""
+        return self.sync.environment
 
     async def call_extension(self, uri: str, method: str, params: dict[str, Any] | None = None, *,
                              role: str | None = None) -> Any:
@@ -152,74 +167,18 @@ class Episode:
         """A new episode in this one's state."""
         return Episode(await asyncio.to_thread(self.sync.fork))
 
-    def close(self) -> None:
-        """Drops the episode."""
-        self.sync.close()
 
-    async def __aenter__(self) -> Episode:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()
-
-
-class Computer:
+class Computer(_Served):
     """An :class:`envhost.Computer` whose driver calls are coroutines."""
-
-    def __init__(self, computer: _envhost.Computer) -> None:
-        self.sync = computer
-
-    @property
-    def id(self) -> str:
-        """The computer's id."""
-        return self.sync.id
 
     @property
     def driver(self) -> str:
         """The name of its driver in the host."""
         return self.sync.driver
 
-    @property
-    def closed(self) -> bool:
-        """Whether ``close()`` was called."""
-        return self.sync.closed
-
-    def card(self) -> dict[str, Any]:
-        """The computer's card (no driver call: not a coroutine)."""
-        return self.sync.card()
-
-    def list_tools(self, role: str | None = None) -> list[dict[str, Any]]:
-        """The tools ``role`` may call, as MCP lists them (no driver call: not a coroutine)."""
-        return self.sync.list_tools(role)
-
-    def enable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
-        """Lets ``role`` call ``tools`` (``envhost.Computer.enable_tools``; no driver call)."""
-        return self.sync.enable_tools(role, tools)
-
-    def disable_tools(self, role: str, tools: list[str] | str) -> dict[str, Any]:
-        """Keeps ``role`` from ``tools`` (``envhost.Computer.disable_tools``; no driver call)."""
-        return self.sync.disable_tools(role, tools)
-
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, role: str | None = None,
-                        session: str | None = None) -> _envhost.ToolResult:
-        """Calls tool ``name`` (``envhost.Computer.call_tool``)."""
-        return await asyncio.to_thread(self.sync.call_tool, name, arguments, role=role, session=session)
-
     async def screenshot(self) -> bytes:
         """The display now, as PNG bytes."""
         return await asyncio.to_thread(self.sync.screenshot)
-
-    async def reset(self) -> None:
-        """A fresh instance of the driver (``envhost.Computer.reset``)."""
-        await asyncio.to_thread(self.sync.reset)
-
-    async def add(self, parts: list[dict[str, Any]]) -> None:
-        """``data/add`` of ``parts``."""
-        await asyncio.to_thread(self.sync.add, parts)
-
-    async def get(self) -> list[dict[str, Any]]:
-        """``data/get``: the computer's state and files as parts."""
-        return await asyncio.to_thread(self.sync.get)
 
     async def call_extension(self, uri: str, method: str, params: dict[str, Any] | None = None) -> Any:
         """Calls an extension's method (``envhost.Computer.call_extension``)."""
@@ -232,13 +191,3 @@ class Computer:
     async def fork(self) -> Computer:
         """A new computer in this one's state."""
         return Computer(await asyncio.to_thread(self.sync.fork))
-
-    def close(self) -> None:
-        """Drops the computer."""
-        self.sync.close()
-
-    async def __aenter__(self) -> Computer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()
