@@ -14,9 +14,13 @@
 #   make wheel       the envhost Python package (python/), an abi3 manylinux wheel in dist/ (maturin)
 #   make deploy-validate  the Kubernetes manifests (deploy/kubernetes) against the Kubernetes schemas
 #   make test-container   the container image (deploy/Dockerfile) built and tried under podman
+#   make test-agentenv    agent-env (PyPI agentenv-framework) running the example bundle on envhost
+#                    through the agentenv-envhost plugin (integrations/agentenv), in $(AGENTENV_VENV)
 
 VENV ?= .venv
 PYTHON ?= python3
+# The venv of agent-env, its clients and the agentenv-envhost plugin (tests/agentenv).
+AGENTENV_VENV ?= target/agentenv-venv
 COMPONENTS := guests/target/wasm32-wasip2/release
 ENVHOST := target/release/envhost
 # The venv of the Python guests' toolchain (componentize-py), and what every Python guest is built from.
@@ -40,7 +44,7 @@ C_FLAGS := --target=wasm32-wasi -mexec-model=reactor -O2 -std=c17 -Wall -Wextra 
 export PATH := $(CURDIR)/target/node/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: wheel serve test lint guests guests-rust guests-py guests-js guests-c test-js host host-all venv \
-	setup-serve setup-test setup-lint
+	setup-serve setup-test setup-lint test-agentenv
 
 setup-serve:
 	tools/setup.sh serve
@@ -115,6 +119,17 @@ serve: setup-serve
 
 venv: $(VENV)/.installed
 
+# agent-env and the plugin from pip (the plugin from its folder, as a user installs it).
+$(AGENTENV_VENV)/.installed: tests/agentenv/requirements.txt integrations/agentenv/pyproject.toml \
+		$(wildcard integrations/agentenv/agentenv_envhost/*.py)
+	$(PYTHON) -m venv $(AGENTENV_VENV)
+	$(AGENTENV_VENV)/bin/pip install --quiet --upgrade pip
+	$(AGENTENV_VENV)/bin/pip install --quiet -r tests/agentenv/requirements.txt ./integrations/agentenv
+	touch $@
+
+test-agentenv: $(AGENTENV_VENV)/.installed
+	ENVHOST_BIN=$(ENVHOST) $(AGENTENV_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/agentenv
+
 $(VENV)/.installed: tests/python/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
@@ -130,6 +145,7 @@ test: setup-test
 	$(VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/envhost-*.whl
 	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
 	$(VENV)/bin/python -m pytest -q python/tests
+	$(MAKE) test-agentenv
 	deploy/test-container.sh || [ $$? -eq 77 ]
 
 lint: setup-lint

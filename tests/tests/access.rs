@@ -117,7 +117,8 @@ fn concrete_routes(id: &str, secret: &str) -> Vec<(String, &'static [Method])> {
                 .replace("{id}", id)
                 .replace("{secret}", secret)
                 .replace("{name}", "tool")
-                .replace("{*path}", "agentenv/ext/example/slack-stats/get");
+                .replace("{*path}", "agentenv/ext/example/slack-stats/get")
+                .replace("{*rest}", "ext/mcp-config");
             (path, methods)
         })
         .collect()
@@ -126,6 +127,12 @@ fn concrete_routes(id: &str, secret: &str) -> Vec<(String, &'static [Method])> {
 /// Whether `path` is an agent URL's route (`/agent/{id}/{secret}/...`).
 fn is_agent_route(path: &str) -> bool {
     path.starts_with("/agent/")
+}
+
+/// Whether `path` is a deployment URL's route (`/deployments/{id}/{secret}/...`), which its
+/// secret opens.
+fn is_deployment_route(path: &str) -> bool {
+    path.starts_with("/deployments/") && path.matches('/').count() > 3
 }
 
 fn assert_unauthorized(status: u16, body: &str, what: &str) {
@@ -151,7 +158,10 @@ async fn every_control_route_refuses_a_missing_or_wrong_token() {
         Some(format!("Token {TOKEN}")),
     ];
     let mut tried = 0;
-    for (path, methods) in routes.iter().filter(|(p, _)| !is_agent_route(p)) {
+    for (path, methods) in routes
+        .iter()
+        .filter(|(p, _)| !is_agent_route(p) && !is_deployment_route(p))
+    {
         if path == "/ready" {
             continue;
         }
@@ -291,6 +301,7 @@ async fn an_agent_holding_its_mcp_url_reaches_no_other_route_or_episode() {
                         tried += 1;
                         let refused = status == 401
                             || (status == 403 && body.contains("agent_url_refused"))
+                            || (status == 403 && body.contains("deployment_url_refused"))
                             || (status == 404 && path != "/ready");
                         if !refused {
                             reached.push(format!("{method} {path} -> {status} {body}"));

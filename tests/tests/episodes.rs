@@ -432,3 +432,45 @@ async fn a_seed_that_fails_answers_its_error_and_leaves_no_episode() {
     }
     assert_eq!(server.list_episodes().await.len(), 1);
 }
+
+#[tokio::test]
+async fn an_episode_with_a_lifetime_is_dropped_after_it_and_the_others_stay() {
+    let server = TestServer::guest("slack");
+    let (status, brief) = create_with(&server, json!({"ttl_s": 1})).await;
+    assert_eq!(status, 201, "{brief}");
+    let (_, kept) = create_with(&server, json!({})).await;
+    let shown = |id: &str| reqwest::get(format!("{}/episodes/{id}", server.url));
+    let brief_id = brief["id"].as_str().unwrap();
+    assert_eq!(shown(brief_id).await.unwrap().status(), 200);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while shown(brief_id).await.unwrap().status() != 404 {
+        assert!(
+            Instant::now() < deadline,
+            "the episode outlived its ttl_s by 4 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        shown(kept["id"].as_str().unwrap()).await.unwrap().status(),
+        200
+    );
+
+    let http = reqwest::Client::new();
+    let url = format!("{}/episodes", server.url);
+    let message = invalid_params(http.post(&url).json(&json!({"ttl_s": 0})), "ttl_s 0").await;
+    assert!(message.contains("ttl_s"), "{message}");
+    let snapshot: Value = http
+        .post(format!(
+            "{}/episodes/{}/snapshot",
+            server.url,
+            kept["id"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let body = json!({"snapshot": snapshot["snapshot"], "ttl_s": 5});
+    invalid_params(http.post(&url).json(&body), "ttl_s with a snapshot").await;
+}

@@ -49,7 +49,7 @@ pub use embedding::{
     AgentConfig, CallKind, Catalog, CatalogError, ComputerConfig, ComputerEpisode, ComputerError,
     ComputerGrants, ComputerLoadError, CreateError, DEFAULT_SNAPSHOT_IMAGES, DataError,
     DriverCatalog, EnvironmentConfig, Episode, Host, HostConfig, HostError, InvokeError,
-    KeptComputer, MAX_SNAPSHOTS, Metrics, Route, SeedError, ServedTool, SnapshotError,
+    KeptComputer, MAX_SNAPSHOTS, Metrics, Route, SeedError, ServedTool, SnapshotError, TurnOptions,
 };
 pub use envhost_protocol as protocol;
 pub use envhost_runtime as runtime;

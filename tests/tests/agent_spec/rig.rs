@@ -198,6 +198,7 @@ impl Rig {
             host: self.host.clone(),
             root: self.episode.clone(),
             mcp: Arc::new(server::mcp::Endpoints::new(&self.host).expect("the tool listings")),
+            deployments: Arc::default(),
             access: server::Access::open(),
             agent_heartbeat: heartbeat,
             url_prefix: server::UrlPrefix::default(),

@@ -5,7 +5,6 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use envhost_protocol::Caller;
 use envhost_runtime::agent::bindings::agentenv::agent::env_tools::ToolOutput;
 use envhost_runtime::agent::bindings::agentenv::agent::model as wit;
 use envhost_runtime::agent::bindings::agentenv::agent::types::{Progress, Prompt, Scope};
@@ -18,7 +17,7 @@ use super::events::AgentEvent;
 use super::model::{self, ChatRequest, ChatStream, ModelEndpoint};
 use super::sessions::Sessions;
 use super::stream::AgentEvents;
-use crate::Episode;
+use super::toolbox::{Listing, Toolbox, Unavailable};
 
 /// Events a turn may have waiting for its reader before the guest waits in `emit`.
 const EVENT_BUFFER: usize = 64;
@@ -28,14 +27,20 @@ const EVENT_BUFFER: usize = 64;
 pub struct TurnSetup {
     /// The agent.
     pub agent: Arc<Agent>,
-    /// The episode whose tools it is given.
-    pub episode: Arc<Episode>,
+    /// The tools it is given.
+    pub tools: Toolbox,
     /// The sessions' histories.
     pub sessions: Arc<Sessions>,
     /// The model endpoint; none gives the guest `invalid-request` for every completion.
     pub model: Option<ModelEndpoint>,
     /// The model's name at the endpoint.
     pub model_name: String,
+    /// The system message of every model request, replacing the guest's (or put first when
+    /// the request has none); the guest's own when absent.
+    pub system_prompt: Option<String>,
+    /// The most model completions the turn may ask for; asking for one more fails the turn
+    /// with code `max_turns`. No limit when absent.
+    pub max_completions: Option<u32>,
 }
 
 /// Runs a turn of `scope`'s session with `prompt`, holding `permit` until it ends; answers its
@@ -63,10 +68,8 @@ pub fn invoke(
             stop: stop.clone(),
             setup: setup.clone(),
             session: scope.session.clone(),
-            caller: Caller {
-                role: None,
-                session: Some(scope.session.clone()),
-            },
+            listing: None,
+            completions: 0,
         };
         let run = setup
             .agent
@@ -102,7 +105,10 @@ struct HostBroker {
     stop: Arc<Mutex<Option<AgentEvent>>>,
     setup: TurnSetup,
     session: String,
-    caller: Caller,
+    /// The tools as last listed for the guest; a call finds its server here.
+    listing: Option<Listing>,
+    /// The model completions asked for so far.
+    completions: u32,
 }
 
 impl HostBroker {
@@ -121,6 +127,22 @@ impl HostBroker {
         *self.stop.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(AgentEvent::failed(code, details, false));
         Gone
+    }
+
+    /// Stops the turn with `failed{code: "mcp_unavailable"}`.
+    fn unavailable(&self, e: &Unavailable) -> Gone {
+        self.fail("mcp_unavailable", e.to_string())
+    }
+
+    /// Lists the turn's tools again and keeps the listing for the calls that follow.
+    async fn listing(&mut self) -> Result<&Listing, Gone> {
+        let listing = self
+            .setup
+            .tools
+            .list()
+            .await
+            .map_err(|e| self.unavailable(&e))?;
+        Ok(self.listing.insert(listing))
     }
 
     fn json(&self, text: &str, what: &str) -> Result<Value, Gone> {
@@ -236,6 +258,23 @@ fn model_error(e: model::ModelError) -> wit::ModelError {
     }
 }
 
+/// Makes `prompt` the system message of `messages`: the first message's content when it is a
+/// system message, else a system message put first.
+fn with_system_prompt(messages: &mut Vec<model::Message>, prompt: &str) {
+    match messages.first_mut() {
+        Some(first) if first.role == model::Role::System => first.content = prompt.to_owned(),
+        _ => messages.insert(
+            0,
+            model::Message {
+                role: model::Role::System,
+                content: prompt.to_owned(),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+            },
+        ),
+    }
+}
+
 /// A model answer handed to the guest.
 struct Streamed(ChatStream);
 
@@ -265,13 +304,27 @@ impl Broker for HostBroker {
             if self.events.is_closed() {
                 return Err(Gone);
             }
+            if let Some(most) = self.setup.max_completions
+                && self.completions >= most
+            {
+                return Err(self.fail(
+                    "max_turns",
+                    format!("the turn asked for more than its {most} model completions"),
+                ));
+            }
+            self.completions += 1;
             let Some(endpoint) = &self.setup.model else {
                 return Ok(Err(wit::ModelError::InvalidRequest(
                     "no model endpoint is configured for this agent".into(),
                 )));
             };
+            let mut messages: Vec<model::Message> =
+                request.messages.into_iter().map(message).collect();
+            if let Some(prompt) = &self.setup.system_prompt {
+                with_system_prompt(&mut messages, prompt);
+            }
             let request = ChatRequest {
-                messages: request.messages.into_iter().map(message).collect(),
+                messages,
                 tools: request
                     .tools
                     .into_iter()
@@ -294,15 +347,14 @@ impl Broker for HostBroker {
 
     fn list_tools(&mut self) -> BoxFuture<'_, Result<Vec<wit::ToolSpec>, Gone>> {
         Box::pin(async move {
-            Ok(self
-                .setup
-                .episode
-                .tools(&self.caller)
-                .into_iter()
+            let listing = self.listing().await?;
+            Ok(listing
+                .tools
+                .iter()
                 .map(|t| wit::ToolSpec {
-                    name: t.tool.name.clone(),
-                    description: t.tool.description.clone().unwrap_or_default(),
-                    input_schema: t.schema_json.clone(),
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    input_schema: t.input_schema.clone(),
                 })
                 .collect())
         })
@@ -320,40 +372,28 @@ impl Broker for HostBroker {
                     "the arguments of {name} are not a JSON object: {args}"
                 )));
             };
+            if self.listing.is_none() {
+                self.listing().await?;
+            }
             self.send(AgentEvent::ToolStarted {
                 id: call_id.clone(),
                 name: name.clone(),
                 args: Value::Object(arguments.clone()),
             })
             .await?;
-            let result = self
-                .setup
-                .episode
-                .call_tool(&name, arguments, self.caller.clone())
-                .await;
-            let content = Value::Array(
-                result
-                    .content
-                    .iter()
-                    .map(|c| match c {
-                        envhost_protocol::Content::Text(text) => {
-                            serde_json::json!({"type": "text", "text": text})
-                        }
-                        envhost_protocol::Content::Image { data, mime_type } => {
-                            serde_json::json!({"type": "image", "data": data, "mimeType": mime_type})
-                        }
-                    })
-                    .collect(),
-            );
+            let listing = self.listing.take().unwrap_or_default();
+            let called = self.setup.tools.call(&listing, &name, arguments).await;
+            self.listing = Some(listing);
+            let called = called.map_err(|e| self.unavailable(&e))?;
             self.send(AgentEvent::ToolEnded {
                 id: call_id,
-                is_error: result.is_error,
-                content: content.clone(),
+                is_error: called.is_error,
+                content: called.content.clone(),
             })
             .await?;
             Ok(Ok(ToolOutput {
-                is_error: result.is_error,
-                content: content.to_string(),
+                is_error: called.is_error,
+                content: called.content.to_string(),
             }))
         })
     }

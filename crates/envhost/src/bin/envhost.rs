@@ -5,6 +5,7 @@
 /// guest memories), glibc's allocator took 6% more server CPU per tool call (124 against 116 µs,
 /// medians of 6 interleaved rounds; BENCHMARKS.md "Many episodes"), its malloc_consolidate
 /// running on most requests.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

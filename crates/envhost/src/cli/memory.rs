@@ -4,16 +4,20 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "mimalloc")]
 use libmimalloc_sys as mi;
 
 /// mimalloc's `arena_eager_commit` and `purge_delay` options (mimalloc 3's `mi_option_t`).
+#[cfg(feature = "mimalloc")]
 const ARENA_EAGER_COMMIT: mi::mi_option_t = 4;
+#[cfg(feature = "mimalloc")]
 const PURGE_DELAY: mi::mi_option_t = 15;
 
 /// How long memory freed to mimalloc stays committed before it is handed back, in
 /// milliseconds. Peak RSS over the shared bench (8 runs each): 24–28 MiB at 20 ms; mimalloc's
 /// default of 1 s reached 31 MiB, 100 ms 30 MiB once in 8, over the 30 MiB target; 1 ms cost the
 /// CPU mimalloc saves.
+#[cfg(feature = "mimalloc")]
 const PURGE_DELAY_MS: std::ffi::c_long = 20;
 
 /// How often free allocator memory is handed back to the system while serving (memory freed in
@@ -22,8 +26,9 @@ pub const TRIM_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Sets mimalloc's options, first thing in `main`: arenas committed page by page as they are
 /// used rather than whole, and [`PURGE_DELAY_MS`]. They replace what `MIMALLOC_*` environment
-/// variables set.
+/// variables set. Nothing without the `mimalloc` feature.
 pub fn configure_allocator() {
+    #[cfg(feature = "mimalloc")]
     // SAFETY: mi_option_set only records an option's value; it has no preconditions.
     unsafe {
         mi::mi_option_set(ARENA_EAGER_COMMIT, 0);
@@ -32,11 +37,15 @@ pub fn configure_allocator() {
 }
 
 /// Hands the allocator's free memory back to the system: compiling a component leaves tens of
-/// MiB of freed working memory, and bursts of concurrent requests a few more.
+/// MiB of freed working memory, and bursts of concurrent requests a few more. Nothing without
+/// the `mimalloc` feature.
 pub fn release_free_heap() {
+    #[cfg(feature = "mimalloc")]
     // SAFETY: mi_collect only frees memory the allocator no longer uses; it has no
     // preconditions.
-    unsafe { mi::mi_collect(true) }
+    unsafe {
+        mi::mi_collect(true)
+    }
 }
 
 /// Asks the kernel to reclaim the resident pages of the executable's read-only mappings (code,
@@ -101,6 +110,7 @@ fn read_only_mappings<'a>(
 mod tests {
     use super::*;
 
+    #[cfg(feature = "mimalloc")]
     #[test]
     fn the_option_numbers_are_those_of_mimalloc_3() {
         // SAFETY: mi_version has no preconditions.

@@ -63,8 +63,9 @@ struct Serve {
     /// its data paths, commands run in it.
     #[arg(long, value_name = "DIR", requires = "driver")]
     home: Option<PathBuf>,
-    /// An agent component served at `/agents/NAME/invoke`, bound to the first environment:
-    /// `NAME=PATH.wasm`; repeatable.
+    /// An agent component served at `/agents/NAME/invoke`, bound to the first environment, and
+    /// deployable as agentenv A2A agents (`POST /agents/NAME/deployments`): `NAME=PATH.wasm`;
+    /// repeatable.
     #[arg(
         long = "agent",
         value_name = "NAME=PATH.wasm",
@@ -100,7 +101,8 @@ struct Serve {
     #[arg(long, env = "MCP_HOST")]
     host: Option<String>,
     /// A file holding the operator token, which every route then requires (`Authorization:
-    /// Bearer TOKEN`) but `/ready` and the agents' URLs `/agent/{id}/{secret}/` [default:
+    /// Bearer TOKEN`) but `/ready`, the agents' URLs `/agent/{id}/{secret}/` and the
+    /// deployments' URLs `/deployments/{id}/{secret}/` [default:
     /// $ENVHOST_CONTROL_TOKEN].
     #[arg(long, value_name = "PATH")]
     control_token_file: Option<PathBuf>,
@@ -116,6 +118,10 @@ struct Serve {
     /// built-in denial of link-local and cloud-metadata addresses; repeatable.
     #[arg(long = "fetch-deny", value_name = "RULE")]
     fetch_deny: Vec<String>,
+    /// A PEM file of certificate authorities that `https` requests (fetched file parts, object
+    /// grants, agents' MCP servers) trust besides the system's; repeatable.
+    #[arg(long = "ca-file", value_name = "PATH")]
+    ca_files: Vec<PathBuf>,
     /// Port to bind.
     #[arg(long, env = "MCP_PORT", default_value_t = 18765)]
     port: u16,
@@ -216,6 +222,7 @@ fn host_config(args: &Serve) -> anyhow::Result<HostConfig> {
     let mut transfers = TransferConfig {
         max_file_bytes: args.max_file_bytes,
         policy: FetchPolicy::new(&allow, &deny)?,
+        ca_files: args.ca_files.clone(),
         ..TransferConfig::default()
     };
     if !args.data_roots.is_empty() {
@@ -343,7 +350,10 @@ async fn serve(args: Serve, process: Process) -> anyhow::Result<()> {
     );
     let agents = host.agent_names();
     if !agents.is_empty() {
-        tracing::info!(?agents, "serving agents at /agents/NAME/invoke");
+        tracing::info!(
+            ?agents,
+            "serving agents at /agents/NAME/invoke; A2A deployments: POST /agents/NAME/deployments"
+        );
     }
     binding.announce(bound);
     server::serve_threads(listener, http_threads, router, state, shutdown_signal()).await?;
@@ -382,6 +392,18 @@ pub enum Process {
     Embedded,
 }
 
+/// The log filter: `RUST_LOG`'s, else `info`; rmcp's own logs are off unless `RUST_LOG` names
+/// rmcp, since its transport errors quote the MCP server's URL whole (an agent URL's secret, a
+/// signed query) where envhost's messages give only its origin.
+fn log_filter() -> EnvFilter {
+    let asked = std::env::var("RUST_LOG").unwrap_or_default();
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    match "rmcp=off".parse() {
+        Ok(off) if !asked.contains("rmcp") => filter.add_directive(off),
+        _ => filter,
+    }
+}
+
 /// Runs the command `args` (the program's name first, as `std::env::args_os` gives them) on a
 /// runtime of its own, until it ends or SIGINT/SIGTERM stops a server: answers the exit status,
 /// 0, 1 after printing `error: …` (each cause once) on stderr, or 2 for arguments clap refuses
@@ -401,9 +423,7 @@ pub fn run(
         memory::configure_allocator();
     }
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(log_filter())
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();

@@ -10,10 +10,11 @@ use tokio::sync::Semaphore;
 
 use super::config::HostConfig;
 use super::host::{Host, HostError};
-use crate::agent::model::ModelEndpoint;
-use crate::agent::sessions::Sessions;
+use crate::agent::model::{Message, ModelEndpoint};
+use crate::agent::sessions::{SessionError, Sessions};
 use crate::agent::turn::{self, TurnSetup};
-use crate::agent::{AgentEvent, AgentEvents, Prompt, Scope};
+use crate::agent::{AgentEvent, AgentEvents, Prompt, Scope, Toolbox};
+use envhost_protocol::Caller;
 
 /// One loaded agent.
 pub(super) struct Bound {
@@ -167,28 +168,102 @@ impl Host {
                 episode: id.to_owned(),
                 environment: bound.environment.clone(),
             })?;
+        let caller = Caller {
+            role: None,
+            session: Some(scope.session.clone()),
+        };
+        let tools = Toolbox::episode(episode, caller);
+        Ok(self.start_turn(bound, scope, prompt, TurnOptions::default(), tools))
+    }
+
+    /// Starts a turn of the agent `agent` as [`Host::invoke`] does, with `tools` instead of
+    /// its environment's episode and `options` over its defaults (what an A2A deployment of
+    /// the agent runs, docs/agent-env.md). `scope.episode` is not read.
+    ///
+    /// # Errors
+    /// [`InvokeError::UnknownAgent`] when there is no agent `agent`; nothing is started.
+    pub fn invoke_with(
+        &self,
+        agent: &str,
+        scope: Scope,
+        prompt: Prompt,
+        options: TurnOptions,
+        tools: Toolbox,
+    ) -> Result<AgentEvents, InvokeError> {
+        let bound = self
+            .agents
+            .by_name
+            .get(agent)
+            .ok_or_else(|| InvokeError::UnknownAgent(agent.to_owned()))?;
+        Ok(self.start_turn(bound, scope, prompt, options, tools))
+    }
+
+    /// A turn of `bound` with `tools` and `options`, or `failed{host_busy}` at
+    /// [`HostConfig::max_turns`].
+    fn start_turn(
+        &self,
+        bound: &Bound,
+        scope: Scope,
+        prompt: Prompt,
+        options: TurnOptions,
+        tools: Toolbox,
+    ) -> AgentEvents {
         let Ok(permit) = self.agents.turns.clone().try_acquire_owned() else {
-            return Ok(AgentEvents::one(AgentEvent::failed(
+            return AgentEvents::one(AgentEvent::failed(
                 "host_busy",
                 format!(
                     "the host runs its maximum of {} turns; try again",
                     self.agents.max_turns
                 ),
                 true,
-            )));
+            ));
         };
         let setup = TurnSetup {
             agent: bound.agent.clone(),
-            episode,
+            tools,
             sessions: self.agents.sessions.clone(),
             model: self.agents.model.clone(),
-            model_name: bound.model.clone(),
+            model_name: options.model.unwrap_or_else(|| bound.model.clone()),
+            system_prompt: options.system_prompt,
+            max_completions: options.max_completions,
         };
-        Ok(turn::invoke(
-            setup,
-            scope.to_wit(),
-            prompt.into_wit(),
-            Some(permit),
-        ))
+        turn::invoke(setup, scope.to_wit(), prompt.into_wit(), Some(permit))
     }
+
+    /// The history of session `session`, oldest first (docs/agents.md#sessions).
+    ///
+    /// # Errors
+    /// [`SessionError`] for a bad id or a store that cannot be read.
+    pub async fn session_history(&self, session: &str) -> Result<Vec<Message>, SessionError> {
+        self.agents.sessions.history(session).await
+    }
+
+    /// Adds `entries` at the end of session `session`'s history.
+    ///
+    /// # Errors
+    /// [`SessionError`] for a bad id or a store that cannot be written.
+    pub async fn append_session(
+        &self,
+        session: &str,
+        entries: &[Message],
+    ) -> Result<(), SessionError> {
+        self.agents.sessions.append(session, entries).await
+    }
+
+    /// The HTTP client a turn's remote MCP servers are reached with: the egress policy on
+    /// every connection and redirect (serve.md#egress-policy).
+    pub fn egress_client(&self) -> reqwest::Client {
+        self.resolver.http().clone()
+    }
+}
+
+/// What a turn started by [`Host::invoke_with`] changes from its agent's defaults.
+#[derive(Clone, Debug, Default)]
+pub struct TurnOptions {
+    /// The model's name at the endpoint instead of the agent's.
+    pub model: Option<String>,
+    /// The system message of every model request instead of the guest's.
+    pub system_prompt: Option<String>,
+    /// The most model completions the turn may ask for (one more fails it, code `max_turns`).
+    pub max_completions: Option<u32>,
 }

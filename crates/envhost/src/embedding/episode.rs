@@ -65,6 +65,8 @@ pub struct Episode {
     epoch: Instant,
     /// Milliseconds after `epoch` of the last call.
     last_used: AtomicU64,
+    /// Milliseconds after `epoch` when the episode expires; `u64::MAX` never.
+    expires: AtomicU64,
 }
 
 /// A guest's tool result as the protocol's (image bytes base64-encoded); structured content
@@ -156,6 +158,7 @@ impl Episode {
             rules: Mutex::new(Rules::default()),
             epoch,
             last_used: AtomicU64::new(0),
+            expires: AtomicU64::new(u64::MAX),
         };
         episode.touch(Instant::now());
         episode
@@ -210,6 +213,21 @@ impl Episode {
     /// Milliseconds since the last call, at `now` (milliseconds since the host's start).
     pub(super) fn idle_ms(&self, now: u64) -> u64 {
         now.saturating_sub(self.last_used.load(Ordering::Relaxed))
+    }
+
+    /// Makes the episode expire `lifetime` from now, whatever its calls: the host's next
+    /// [`super::Host::evict_idle`] after that drops it.
+    pub fn expire_after(&self, lifetime: std::time::Duration) {
+        let at = Instant::now().saturating_duration_since(self.epoch) + lifetime;
+        self.expires.store(
+            u64::try_from(at.as_millis()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Whether the episode has expired at `now` (milliseconds since the host's start).
+    pub(super) fn expired(&self, now: u64) -> bool {
+        now >= self.expires.load(Ordering::Relaxed)
     }
 
     /// Runs `call`, stamping the use and recording its outcome and latency under `kind`.

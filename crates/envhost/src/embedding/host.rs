@@ -426,21 +426,23 @@ impl Host {
         true
     }
 
-    /// Evicts the episodes idle past their environment's idle timeout, except `keep`; answers
-    /// how many. Nothing evicts on its own: the HTTP server calls this every second, and an
+    /// Evicts the episodes idle past their environment's idle timeout or past their lifetime
+    /// ([`Episode::expire_after`]), except `keep`; answers how many. Nothing evicts on its own: the HTTP server calls this every second, and an
     /// embedder that sets idle timeouts calls it as often as it wants them enforced.
     pub fn evict_idle(&self, keep: Option<&str>) -> usize {
         let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
         let idle = |e: &Episode| {
-            e.catalog().idle_timeout.is_some_and(|timeout| {
-                Some(e.id()) != keep && u128::from(e.idle_ms(now)) > timeout.as_millis()
-            })
+            Some(e.id()) != keep
+                && (e.expired(now)
+                    || e.catalog()
+                        .idle_timeout
+                        .is_some_and(|timeout| u128::from(e.idle_ms(now)) > timeout.as_millis()))
         };
         let (evicted, live) = self.registry.remove_where(idle);
         if evicted > 0 {
             self.metrics.evicted.inc_by(evicted as u64);
             self.metrics.set_live(live);
-            tracing::info!(evicted, live, "evicted idle episodes");
+            tracing::info!(evicted, live, "evicted idle or expired episodes");
         }
         evicted
     }

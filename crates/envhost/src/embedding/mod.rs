@@ -22,7 +22,7 @@ mod registry;
 mod snapshot_store;
 mod snapshots;
 
-pub use agents::InvokeError;
+pub use agents::{InvokeError, TurnOptions};
 pub use catalog::{Catalog, CatalogError, Route, ServedTool};
 pub use computer_episode::ComputerEpisode;
 pub use computers::{ComputerError, KeptComputer};

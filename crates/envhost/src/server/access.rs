@@ -2,9 +2,10 @@
 //!
 //! With an operator token, every route answers only a request that presents it, as
 //! `Authorization: Bearer TOKEN` or as the password of HTTP Basic authentication (what a client
-//! sends for a URL `http://user:TOKEN@host/`), except two: `GET /ready`, and the *agent URLs*
+//! sends for a URL `http://user:TOKEN@host/`), except three: `GET /ready`, the *agent URLs*
 //! `/agent/{id}/{secret}/`, which serve one episode's card and MCP endpoint to whoever holds
-//! the episode's secret. The guard decides from the path alone, before any route is chosen, so
+//! the episode's secret, and the *deployment URLs* `/deployments/{id}/{secret}/`, which serve
+//! one agent deployment to whoever holds its secret. The guard decides from the path alone, before any route is chosen, so
 //! a route added later is guarded without naming it. Without a token every route is open.
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use http::{HeaderMap, HeaderValue, header};
 
+use super::a2a::deployment_route;
 use super::reply;
 use crate::ids::Secret;
 use envhost_protocol::card::{MCP_PATH, WELL_KNOWN_PATH};
@@ -112,7 +114,10 @@ impl Access {
         let Some(token) = &self.token else {
             return Ok(());
         };
-        if OPEN_PATHS.contains(&path) || agent_route(path).is_some() {
+        if OPEN_PATHS.contains(&path)
+            || agent_route(path).is_some()
+            || deployment_route(path).is_some()
+        {
             return Ok(());
         }
         match presented(headers) {

@@ -64,6 +64,8 @@ struct CreateRequest<'a> {
     parts: Option<&'a RawValue>,
     /// A snapshot to restore instead of starting empty.
     snapshot: Option<String>,
+    /// Seconds the episode lives at most, whatever its calls (at least 1).
+    ttl_s: Option<u64>,
 }
 
 /// Reads a `POST /episodes` body: empty, or an object with at most `environment`, `parts` and
@@ -78,10 +80,13 @@ fn create_request(body: &[u8]) -> Result<CreateRequest<'_>, CodedError> {
     })
 }
 
-/// `POST /episodes {"environment"?: name, "parts"?: [Part, ...], "snapshot"?: id}` → `201
-/// {"id", "environment", "url", "root": false}` with a `Location` (docs/http-api.md#episodes).
+/// `POST /episodes {"environment"?: name, "parts"?: [Part, ...], "snapshot"?: id, "ttl_s"?:
+/// seconds}` → `201 {"id", "environment", "url", "root": false}` with a `Location`
+/// (docs/http-api.md#episodes).
 /// With `parts`, the new episode has loaded them with one `data/add` before the answer; with
-/// `snapshot`, it is that snapshot restored (as `POST /snapshots/{id}/episodes`). Errors: 404
+/// `snapshot`, it is that snapshot restored (as `POST /snapshots/{id}/episodes`); with `ttl_s`
+/// (a fresh or seeded episode), it is dropped that many seconds after its creation, within the
+/// second the server looks for idle episodes. Errors: 404
 /// `environment_not_found`, 503 `too_many_episodes` (with `Retry-After`) at the cap, 400
 /// `invalid_params` for a body that is not such an object (other keys, or both `parts` and
 /// `snapshot`, included) or parts that are not valid, 422 `add_failed` when the environment
@@ -92,7 +97,15 @@ pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
         Ok(request) => request,
         Err(e) => return reply::coded(&e),
     };
+    let lifetime = match request.ttl_s {
+        Some(0) => return reply::coded(&CodedError::invalid_params("ttl_s must be at least 1")),
+        ttl => ttl.map(std::time::Duration::from_secs),
+    };
     if let Some(snapshot) = request.snapshot {
+        if lifetime.is_some() {
+            let message = "ttl_s is for a fresh or seeded episode, not a restored one";
+            return reply::coded(&CodedError::invalid_params(message));
+        }
         if request.parts.is_some() {
             let message = "give parts or a snapshot, not both";
             return reply::coded(&CodedError::invalid_params(message));
@@ -110,7 +123,12 @@ pub async fn create(State(state): State<AppState>, body: Bytes) -> Response {
         None => state.host.create_episode(&name).await.map_err(Into::into),
     };
     match created {
-        Ok(episode) => created_response(&state, &episode),
+        Ok(episode) => {
+            if let Some(lifetime) = lifetime {
+                episode.expire_after(lifetime);
+            }
+            created_response(&state, &episode)
+        }
         Err(SeedError::Create(e)) => create_error(&e),
         Err(SeedError::Data(e)) => seed_error(e),
     }

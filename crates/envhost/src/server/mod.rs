@@ -5,6 +5,7 @@
 //! `/metrics` reports. The server glues the host to HTTP and owns no environment logic; MCP has
 //! its home in [`mcp`]. A host's computers are served by a router of their own, [`computers`].
 
+pub mod a2a;
 pub mod access;
 pub mod agents;
 pub mod computers;
@@ -184,6 +185,22 @@ fn mounts() -> Vec<Mount> {
             &[Method::POST],
             any(agents::invoke),
         ),
+        Mount::new(
+            "/agents/{name}/deployments",
+            &[Method::POST],
+            post(a2a::control::create),
+        ),
+        Mount::new("/deployments", &[Method::GET], get(a2a::control::list)),
+        Mount::new(
+            "/deployments/{id}",
+            &[Method::GET, Method::DELETE],
+            get(a2a::control::show).delete(a2a::control::delete),
+        ),
+        Mount::new(
+            "/deployments/{id}/{secret}/{*rest}",
+            &[Method::GET, Method::POST],
+            any(a2a::serve),
+        ),
     ];
     let agent_base = format!("{AGENT_PREFIX}/{{id}}/{{secret}}");
     for route in episode_routes() {
@@ -286,6 +303,7 @@ pub async fn app(host: Arc<Host>, config: ServeConfig) -> Result<(Router, AppSta
         host,
         root,
         mcp,
+        deployments: Arc::default(),
         access: config.access,
         agent_heartbeat: config.agent_heartbeat,
         url_prefix: config.url_prefix,

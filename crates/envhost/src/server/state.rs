@@ -8,6 +8,7 @@ use axum::extract::{FromRequestParts, RawPathParams};
 use axum::response::Response;
 use http::request::Parts;
 
+use super::a2a::Deployments;
 use super::access::Access;
 use super::mcp::Endpoints;
 use super::prefix::UrlPrefix;
@@ -25,6 +26,8 @@ pub struct AppState {
     pub root: Arc<Episode>,
     /// The episodes' MCP endpoints.
     pub mcp: Arc<Endpoints>,
+    /// The deployments of the host's agents as A2A agents.
+    pub deployments: Arc<Deployments>,
     /// Who may call what.
     pub access: Access,
     /// How often a quiet agent turn's stream gets `: ping`.

@@ -112,13 +112,19 @@ impl Resolve for PolicedResolver {
 }
 
 /// The client every `http(s)://` fetch goes through: `policy` on every connection and
-/// redirect, no proxy, `timeout` for the whole request.
+/// redirect, no proxy, `timeout` for the whole request, `roots` trusted besides the system's
+/// certificate authorities.
 ///
 /// # Errors
 /// reqwest's, when the client cannot be built (its TLS back-end failing to load).
-pub fn client(policy: Arc<FetchPolicy>, timeout: Duration) -> reqwest::Result<reqwest::Client> {
+pub fn client(
+    policy: Arc<FetchPolicy>,
+    timeout: Duration,
+    roots: Vec<reqwest::Certificate>,
+) -> reqwest::Result<reqwest::Client> {
     let redirects = policy.clone();
     reqwest::Client::builder()
+        .tls_certs_merge(roots)
         .timeout(timeout)
         .no_proxy()
         .dns_resolver(Arc::new(PolicedResolver { policy }))

@@ -6,8 +6,12 @@
 //!   by `..` or a symlink, is refused);
 //! - `http://`, `https://`: fetched with a timeout, redirects followed, size capped, every
 //!   connection and redirect held to the egress policy ([`policy`], [`egress`]).
+//!
+//! [`objects`] moves whole objects through the agentenv framework's grants (an agent
+//! deployment's trajectories and snapshots), on the same client.
 
 pub mod egress;
+pub mod objects;
 pub mod policy;
 mod resolver;
 

@@ -29,6 +29,8 @@ pub struct TransferConfig {
     pub http_timeout: Duration,
     /// Which hosts and addresses `http(s)://` fetches may reach.
     pub policy: FetchPolicy,
+    /// PEM files of certificate authorities `https` requests trust besides the system's.
+    pub ca_files: Vec<PathBuf>,
 }
 
 impl Default for TransferConfig {
@@ -40,6 +42,7 @@ impl Default for TransferConfig {
             max_file_bytes: 64 << 20,
             http_timeout: Duration::from_secs(60),
             policy: FetchPolicy::default(),
+            ca_files: Vec::new(),
         }
     }
 }
@@ -135,6 +138,11 @@ fn redact(url: &url::Url) -> String {
 }
 
 impl Resolver {
+    /// The HTTP client of `http(s)://` fetches, held to the egress policy.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// Opens the data roots that exist (each one once, as a capability) and builds the HTTP
     /// client.
     ///
@@ -167,7 +175,18 @@ impl Resolver {
             .collect::<Vec<_>>()
             .join(", ");
         let policy = Arc::new(config.policy.clone());
-        let http = egress::client(policy.clone(), config.http_timeout)
+        let mut authorities = Vec::new();
+        for file in &config.ca_files {
+            let pem = std::fs::read(file)
+                .map_err(|e| format!("reading the CA file {}: {e}", file.display()))?;
+            authorities.extend(reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                format!(
+                    "the CA file {} holds no PEM certificate: {e}",
+                    file.display()
+                )
+            })?);
+        }
+        let http = egress::client(policy.clone(), config.http_timeout, authorities)
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Self {
             roots: Arc::new(roots),
@@ -331,6 +350,7 @@ mod tests {
             max_file_bytes: 16,
             http_timeout: Duration::from_secs(1),
             policy: FetchPolicy::default(),
+            ca_files: Vec::new(),
         })
         .unwrap()
     }
