@@ -449,3 +449,14 @@ bool exports_agentenv_environment_env_call_extension(string *uri, string *op, js
     err->status = 404;
     return false;
 }
+
+/* ------------------------------------------------------------------------------- MCP beyond tools */
+
+bool exports_agentenv_environment_env_call_mcp(string *method, json_text *params, json_text *ret,
+                                               env_error *err) {
+    (void)ret;
+    /* No resources, prompts or completions: the host lists nothing for this answer. */
+    environment_string_free(method);
+    exports_agentenv_environment_env_json_free(params);
+    return fail(err, "method_not_found", "counter-c serves no resources or prompts", NULL);
+}

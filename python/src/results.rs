@@ -43,20 +43,25 @@ impl PyToolResult {
             .iter()
             .filter_map(|block| match block {
                 Content::Text(text) => Some(text.as_str()),
-                Content::Image { .. } => None,
+                Content::Image { .. } | Content::Block(_) => None,
             })
             .collect();
         texts.join("\n")
     }
 
     /// The content blocks: `{"type": "text", "text"}` and `{"type": "image", "data" (base64),
-    /// "mimeType"}` dicts, in order.
+    /// "mimeType"}` dicts, and any other MCP block (audio, an embedded resource) as the
+    /// environment wrote it, in order.
     #[getter]
     fn content<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let blocks = PyList::empty(py);
         for block in &self.result.content {
             let dict = PyDict::new(py);
             match block {
+                Content::Block(json) => {
+                    blocks.append(from_json_text(py, json.get())?)?;
+                    continue;
+                }
                 Content::Text(text) => {
                     dict.set_item("type", "text")?;
                     dict.set_item("text", text)?;
@@ -158,13 +163,17 @@ struct State<'a> {
     structured: Option<&'a RawValue>,
     is_error: bool,
     error: Option<ErrorState>,
+    #[serde(borrow, default)]
+    meta: Option<&'a RawValue>,
 }
 
-/// A content block: text, or an image's base64 data and media type.
+/// A content block: text, an image's base64 data and media type, or another MCP block as JSON.
 #[derive(Serialize, Deserialize)]
 enum Block<'a> {
     Text(std::borrow::Cow<'a, str>),
     Image(std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>),
+    #[serde(borrow)]
+    Json(&'a RawValue),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -188,9 +197,11 @@ impl<'a> State<'a> {
                     Content::Image { data, mime_type } => {
                         Block::Image(data.into(), mime_type.into())
                     }
+                    Content::Block(json) => Block::Json(json),
                 })
                 .collect(),
             structured: result.structured_content.as_deref(),
+            meta: result.meta.as_deref(),
             is_error: result.is_error,
             error: result.error.as_ref().map(|e| ErrorState {
                 code: e.code.clone(),
@@ -214,9 +225,11 @@ impl<'a> State<'a> {
                         data: data.into_owned(),
                         mime_type: mime_type.into_owned(),
                     },
+                    Block::Json(json) => Content::Block(json.to_owned()),
                 })
                 .collect(),
             structured_content: self.structured.map(RawValue::to_owned),
+            meta: self.meta.map(RawValue::to_owned),
             is_error: self.is_error,
             error: self.error.map(|e| CodedError {
                 code: e.code,

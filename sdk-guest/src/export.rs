@@ -58,6 +58,37 @@ pub trait Environment: Default + 'static {
         let _ = request;
         Err(EnvError::new("not_found", format!("no extension method {uri} {op}")).status(404))
     }
+
+    /// Answers MCP request `method` (`resources/list`, `resources/read`, `prompts/get`, ...)
+    /// with `params` (a JSON object, as text): the method's result object as JSON text. By
+    /// default `method_not_found`: the environment serves no resources, prompts or completions.
+    ///
+    /// # Errors
+    /// `resource_not_found` for an unknown resource, `invalid_params` for an unknown prompt or
+    /// argument, `method_not_found` for a method not served.
+    fn call_mcp(&mut self, method: &str, params: &str) -> Result<String, EnvError> {
+        let _ = params;
+        Err(EnvError::new(
+            "method_not_found",
+            format!("{method} is not served"),
+        ))
+    }
+}
+
+/// Calls an environment's `#[mcp]` handler: `params` parsed, the answer printed.
+///
+/// # Errors
+/// `invalid_params` for params that are not JSON, `invalid_result` for an answer that does not
+/// print; the handler's own.
+pub fn mcp_request(
+    params: &str,
+    handler: impl FnOnce(Value) -> Result<Value, EnvError>,
+) -> Result<String, EnvError> {
+    let params = serde_json::from_str(params)
+        .map_err(|e| EnvError::new("invalid_params", format!("params are not JSON: {e}")))?;
+    let answer = handler(params)?;
+    serde_json::to_string(&answer)
+        .map_err(|e| EnvError::new("invalid_result", format!("the answer does not print: {e}")))
 }
 
 fn not_served(operation: &str) -> EnvError {
@@ -208,9 +239,12 @@ macro_rules! __export {
                     with(|e| $crate::Environment::call_extension(e, &uri, &op, &request))
                         .map_err(Into::into)
                 }
+                fn call_mcp(method: String, params: String) -> Result<String, __wit::EnvError> {
+                    with(|e| $crate::Environment::call_mcp(e, &method, &params)).map_err(Into::into)
+                }
             }
 
-    $crate::bindings::export!(Export with_types_in $crate::bindings);
-        };
+            $crate::bindings::export!(Export with_types_in $crate::bindings);
+};
     };
 }

@@ -84,6 +84,7 @@ pub fn tool_result<T: Serialize>(value: &T, shape: OutputShape) -> Result<ToolRe
         content,
         structured_content,
         is_error: false,
+        meta: None,
     })
 }
 
@@ -112,6 +113,7 @@ mod tests {
             .map(|b| match b {
                 ContentBlock::Text(t) => t.clone(),
                 ContentBlock::Image(_) => "<image>".into(),
+                ContentBlock::Block(json) => json.clone(),
             })
             .collect()
     }

@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use crate::error::CodedError;
 
 /// One content block of a tool result.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Content {
     /// A text block: MCP's `{"type": "text", "text"}`.
     Text(String),
@@ -19,7 +19,29 @@ pub enum Content {
         /// Its media type, e.g. `image/png`.
         mime_type: String,
     },
+    /// Any other MCP content block (audio, an embedded resource, a resource link, a block with
+    /// annotations), as the JSON object the environment wrote, already checked to be one.
+    Block(Box<RawValue>),
 }
+
+impl PartialEq for Content {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Text(a), Self::Text(b)) => a == b,
+            (
+                Self::Image { data, mime_type },
+                Self::Image {
+                    data: d,
+                    mime_type: m,
+                },
+            ) => data == d && mime_type == m,
+            (Self::Block(a), Self::Block(b)) => a.get() == b.get(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Content {}
 
 /// What a tool call answered.
 #[derive(Clone, Debug)]
@@ -35,6 +57,8 @@ pub struct ToolResult {
     /// The coded error of a failed call that has one: the environment's own, a refusal by tool
     /// access, a fault of the guest, a full queue. `structured_content` holds its object.
     pub error: Option<CodedError>,
+    /// The result's `_meta` object, as JSON text, when the environment gave one.
+    pub meta: Option<Box<RawValue>>,
 }
 
 impl ToolResult {
@@ -45,6 +69,7 @@ impl ToolResult {
             structured_content,
             is_error: false,
             error: None,
+            meta: None,
         }
     }
 
@@ -70,6 +95,7 @@ impl ToolResult {
             structured_content: serde_json::value::to_raw_value(&error.to_object()).ok(),
             is_error: true,
             error: Some(error),
+            meta: None,
         }
     }
 

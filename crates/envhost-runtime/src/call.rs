@@ -31,3 +31,14 @@ impl CallContext {
         }
     }
 }
+
+/// The caller of a tool call as its guest may reach it while the call runs: progress reports
+/// and log records (protocol.md#progress, protocol.md#logging). A served MCP request's stream
+/// is one; a replayed call has none, so nothing is sent twice.
+pub trait Peer: Send + Sync {
+    /// The guest reported `progress` out of `total` (none when unknown), with a message.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
+
+    /// The guest wrote a log record at `level` (`fields`: a JSON object as text, when given).
+    fn log(&self, level: tracing::Level, message: &str, fields: Option<&str>);
+}

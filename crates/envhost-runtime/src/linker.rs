@@ -5,11 +5,11 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 use crate::capability::agent;
-use crate::capability::{context, log, pixels, timing, wasi, x11};
+use crate::capability::{context, log, pixels, progress, timing, wasi, x11};
 use crate::store::StoreData;
 
 /// The linker every environment component of `engine` is instantiated with: WASI with nothing
-/// granted and deterministic random and clocks, `context` and `log`.
+/// granted and deterministic random and clocks, `context`, `log` and `progress`.
 ///
 /// # Errors
 /// wasmtime's, when an interface is defined twice.
@@ -17,7 +17,8 @@ pub(crate) fn environment(engine: &Engine) -> wasmtime::Result<Linker<StoreData>
     let mut linker = Linker::<StoreData>::new(engine);
     wasi::add_to_linker(&mut linker)?;
     context::add_to_linker(&mut linker, |data| &mut data.context)?;
-    log::add_to_linker(&mut linker, |data| &mut data.log)?;
+    log::add_to_linker(&mut linker, StoreData::log_view)?;
+    progress::add_to_linker(&mut linker, |data| &mut data.context)?;
     Ok(linker)
 }
 

@@ -179,6 +179,10 @@ enum OpFile {
         method: String,
         request: String,
     },
+    CallMcp {
+        method: String,
+        params: String,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -234,6 +238,10 @@ fn entry_file(entry: &Entry) -> EntryFile {
             method: op.clone(),
             request: request.clone(),
         },
+        Op::CallMcp { method, params } => OpFile::CallMcp {
+            method: method.clone(),
+            params: params.clone(),
+        },
     };
     EntryFile {
         op,
@@ -266,6 +274,7 @@ fn entry(file: EntryFile) -> Result<Entry, String> {
             op: method,
             request,
         },
+        OpFile::CallMcp { method, params } => Op::CallMcp { method, params },
     };
     let answer = unhex(&file.answer).ok_or("answer: expected 64 hex digits")?;
     let context = file.context.map(|c| CallContext {

@@ -6,7 +6,7 @@ use wasmtime_wasi::{WasiCtxView, WasiView};
 
 use crate::agent::AgentState;
 use crate::capability::context::Context;
-use crate::capability::log::Log;
+use crate::capability::log::{Log, LogView};
 use crate::capability::pixels::Pixels;
 use crate::capability::timing::Timing;
 use crate::capability::wasi::{Sources, Wasi};
@@ -95,6 +95,14 @@ impl StoreData {
         X11View {
             x11: &mut self.x11,
             pixels: &mut self.pixels,
+        }
+    }
+
+    /// The `log` capability's view: its state and the call's peer.
+    pub(crate) fn log_view(&mut self) -> LogView<'_> {
+        LogView {
+            log: &mut self.log,
+            context: &self.context,
         }
     }
 

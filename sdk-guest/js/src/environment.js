@@ -28,19 +28,32 @@ export class DefinitionError extends Error {
 }
 
 /**
- * A tool's answer that is sent as it is, image blocks and `isError` included: return one from a
- * tool to bypass the conversion of return values.
+ * A tool's answer that is sent as it is, content blocks, `isError` and `_meta` included: return
+ * one from a tool to bypass the conversion of return values. A text block is `{type: "text",
+ * text}`, an image `{type: "image", data: Uint8Array, mimeType}`; any other MCP content block
+ * (audio, an embedded resource, a resource link, a block with annotations) is passed on as
+ * its JSON object, with base64 `data`.
  */
 export class ToolResult {
   /**
-   * @param {Array<{type: "text", text: string} | {type: "image", data: Uint8Array, mimeType: string}>} content
-   * @param {{structuredContent?: object|null, isError?: boolean}} [options]
+   * @param {Array<object>} content
+   * @param {{structuredContent?: object|null, isError?: boolean, meta?: object|null}} [options]
    */
-  constructor(content, { structuredContent = null, isError = false } = {}) {
+  constructor(content, { structuredContent = null, isError = false, meta = null } = {}) {
     this.content = content;
     this.structuredContent = structuredContent;
     this.isError = isError;
+    this.meta = meta;
   }
+}
+
+/** One block of a verbatim ToolResult as the WIT `content-block`. */
+function witBlock(b) {
+  if (b.type === "image" && typeof b.data !== "string" && b.annotations == null && b._meta == null) {
+    return { tag: "image", val: { data: b.data instanceof Uint8Array ? b.data : new Uint8Array(b.data), mimeType: b.mimeType } };
+  }
+  if (b.type === "text" && b.annotations == null && b._meta == null) return { tag: "text", val: String(b.text) };
+  return { tag: "block", val: JSON.stringify(b) };
 }
 
 /** A return value as JSON (undefined is null), or `invalid_result` when it is not JSON. */
@@ -65,13 +78,10 @@ function block(value) {
 function toolResult(value, shape) {
   if (value instanceof ToolResult) {
     return {
-      content: value.content.map((b) =>
-        b.type === "image"
-          ? { tag: "image", val: { data: b.data instanceof Uint8Array ? b.data : new Uint8Array(b.data), mimeType: b.mimeType } }
-          : { tag: "text", val: String(b.text) },
-      ),
+      content: value.content.map(witBlock),
       structuredContent: value.structuredContent == null ? null : JSON.stringify(value.structuredContent),
       isError: Boolean(value.isError),
+      meta: value.meta == null ? null : JSON.stringify(value.meta),
     };
   }
   const json = toJson(value);
@@ -79,7 +89,7 @@ function toolResult(value, shape) {
   let structuredContent = null;
   if (shape === Shape.OBJECT) structuredContent = JSON.stringify(json);
   if (shape === Shape.WRAPPED) structuredContent = JSON.stringify({ result: json });
-  return { content, structuredContent, isError: false };
+  return { content, structuredContent, isError: false, meta: null };
 }
 
 /** Logs an exception other than an AgentEnvError: a handler's bug, answered as a coded error. */
@@ -349,6 +359,9 @@ export class Environment {
       },
       callTool: (name, argumentsJson) => this.callTool(name, argumentsJson),
       callExtension: (uri, op, requestJson) => this.callExtension(uri, op, requestJson),
+      callMcp: (method) => {
+        throw toWitError(new AgentEnvError("method_not_found", `${method} is not served`));
+      },
     };
   }
 

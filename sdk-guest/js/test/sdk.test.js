@@ -51,13 +51,14 @@ test("a tool gets its defaults and context, and answers wrapped structured conte
   const env = counter();
   setCall(call("counter_add", { by: 2 }));
   assert.deepEqual(env.callTool("{environment_name}_add", '{"by": 2}'), {
-    content: [{ tag: "text", val: "2" }], structuredContent: '{"result":2}', isError: false,
+    content: [{ tag: "text", val: "2" }], structuredContent: '{"result":2}', isError: false, meta: null,
   });
   setCall(call("counter_show", {}));
   assert.deepEqual(env.callTool("{environment_name}_show", "{}"), {
     content: [{ tag: "text", val: '{\n  "count": 2\n}' }, { tag: "text", val: "counter_show" }],
     structuredContent: null,
     isError: false,
+    meta: null,
   });
 });
 
@@ -143,13 +144,15 @@ test("named schemas are listed once under $defs; an object result is its own str
 });
 
 test("a ToolResult is sent as it is", () => {
+  const audio = { type: "audio", data: "UklGRg==", mimeType: "audio/wav" };
   const env = new Environment({ name: "r" })
-    .tool({ name: "pic" }, () => new ToolResult([{ type: "image", data: [1, 2], mimeType: "image/png" }], { isError: true }))
+    .tool({ name: "pic" }, () => new ToolResult([{ type: "image", data: [1, 2], mimeType: "image/png" }, audio], { isError: true, meta: { k: 1 } }))
     .exports();
   assert.deepEqual(env.callTool("pic", "{}"), {
-    content: [{ tag: "image", val: { data: new Uint8Array([1, 2]), mimeType: "image/png" } }],
+    content: [{ tag: "image", val: { data: new Uint8Array([1, 2]), mimeType: "image/png" } }, { tag: "block", val: JSON.stringify(audio) }],
     structuredContent: null,
     isError: true,
+    meta: '{"k":1}',
   });
 });
 

@@ -240,6 +240,20 @@ pub fn expand(env: Env) -> TokenStream {
         quote!(fn get_data(&mut self) -> ::std::result::Result<::std::vec::Vec<::envhost_sdk::Part>, #error>),
         quote!(),
     );
+    let call_mcp = env.mcp.as_ref().map_or_else(TokenStream::new, |h| {
+        let method = &h.method;
+        let call = if h.fallible {
+            quote!(self.#method(method, params))
+        } else {
+            quote!(::std::result::Result::Ok(self.#method(method, params)))
+        };
+        quote! {
+            fn call_mcp(&mut self, method: &str, params: &str)
+                -> ::std::result::Result<::std::string::String, #error> {
+                __p::mcp_request(params, |params| #call)
+            }
+        }
+    });
     let call_extension = if ext_arms.is_empty() {
         TokenStream::new()
     } else {
@@ -288,6 +302,7 @@ pub fn expand(env: Env) -> TokenStream {
                 }
 
                 #call_extension
+                #call_mcp
             }
 
             ::envhost_sdk::__export!(#self_ty);

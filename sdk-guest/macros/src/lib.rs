@@ -1,7 +1,7 @@
 //! The `#[environment]`, `#[computer_driver]` and `#[agent]` attributes of `envhost-sdk`.
 //!
-//! `#[environment]` reads one `impl` block: `#[tool]`, `#[extension]`, `#[reset]`, `#[add_data]`
-//! and `#[get_data]` methods, and `#[arg(description = "...")]` on tool and extension
+//! `#[environment]` reads one `impl` block: `#[tool]`, `#[extension]`, `#[reset]`, `#[add_data]`,
+//! `#[get_data]` and `#[mcp]` methods, and `#[arg(description = "...")]` on tool and extension
 //! parameters. It leaves the block as written (minus those attributes) and adds an
 //! implementation of `envhost_sdk::Environment` plus the component export.
 //!
@@ -39,6 +39,9 @@ use proc_macro::TokenStream;
 ///   an extension method (parameters and return as for tools, the answer is the JSON of `T`).
 /// - `#[reset]`, `#[add_data]` (takes `Vec<Part>`), `#[get_data]` (returns `Vec<Part>`): the data
 ///   plane; each may return `Result<_, EnvError>`.
+/// - `#[mcp]`: MCP requests beyond tools, `fn(&mut self, method: &str, params:
+///   serde_json::Value) -> Result<serde_json::Value, EnvError>`: resources, prompts and
+///   completions (protocol.md#resources-and-prompts).
 #[proc_macro_attribute]
 pub fn environment(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = syn::parse_macro_input!(item as syn::ItemImpl);

@@ -103,6 +103,8 @@ pub struct Env {
     pub reset: Option<DataHandler>,
     pub add_data: Option<DataHandler>,
     pub get_data: Option<DataHandler>,
+    /// The `#[mcp]` handler of MCP requests beyond tools.
+    pub mcp: Option<DataHandler>,
 }
 
 fn last_segment_is(ty: &Type, name: &str) -> bool {
@@ -333,7 +335,7 @@ fn data_handler(f: &ImplItemFn) -> Result<DataHandler> {
     })
 }
 
-const MARKERS: [&str; 5] = ["tool", "extension", "reset", "add_data", "get_data"];
+const MARKERS: [&str; 6] = ["tool", "extension", "reset", "add_data", "get_data", "mcp"];
 
 fn set_once(slot: &mut Option<DataHandler>, f: &ImplItemFn) -> Result<()> {
     if slot.is_some() {
@@ -354,7 +356,7 @@ impl Env {
         }
         .ok_or_else(|| Error::new(item.self_ty.span(), "expected a named type"))?;
         let (mut tools, mut extensions) = (Vec::new(), Vec::new());
-        let (mut reset, mut add_data, mut get_data) = (None, None, None);
+        let (mut reset, mut add_data, mut get_data, mut mcp) = (None, None, None, None);
         for impl_item in item.items.iter_mut() {
             let ImplItem::Fn(f) = impl_item else { continue };
             let Some(index) = f
@@ -371,6 +373,7 @@ impl Env {
                 Some("extension") => extensions.push(extension(&attr, f)?),
                 Some("reset") => set_once(&mut reset, f)?,
                 Some("add_data") => set_once(&mut add_data, f)?,
+                Some("mcp") => set_once(&mut mcp, f)?,
                 _ => set_once(&mut get_data, f)?,
             }
         }
@@ -383,6 +386,7 @@ impl Env {
             reset,
             add_data,
             get_data,
+            mcp,
             item,
         })
     }

@@ -111,7 +111,7 @@ def _block(block: str | ImageContent) -> wit_env.ContentBlock:
 def tool_result(outcome: ToolOutcome) -> wit_env.ToolResult:
     """A tool's outcome as the WIT `tool-result`."""
     structured = _json(outcome.structured_content) if outcome.structured_content is not None else None
-    return wit_env.ToolResult([_block(b) for b in outcome.content], structured, outcome.is_error)
+    return wit_env.ToolResult([_block(b) for b in outcome.content], structured, outcome.is_error, None)
 
 
 def export(cls: type) -> type:
@@ -170,6 +170,9 @@ def export(cls: type) -> type:
             except Exception as e:
                 failed = AgentEnvError("extension_failed", described(e), applied="unknown", status=500)
                 raise _err(failed) from None
+
+        def call_mcp(self, method: str, params: str) -> str:
+            raise _err(AgentEnvError("method_not_found", f"{method} is not served"))
 
     Env.__qualname__ = Env.__name__ = "Env"
     return Env

@@ -202,6 +202,7 @@ impl Rig {
             access: server::Access::open(),
             agent_heartbeat: heartbeat,
             url_prefix: server::UrlPrefix::default(),
+            allowed_hosts: None,
         };
         let router = server::router(state, server::DEFAULT_MAX_BODY_BYTES);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

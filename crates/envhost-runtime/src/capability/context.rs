@@ -2,18 +2,32 @@
 //! extension call it is serving (who calls, the tool, the arguments, a fresh call id;
 //! protocol.md#callers), and nothing outside a call.
 
+use std::sync::Arc;
+
 use wasmtime::component::{HasSelf, Linker};
 
 use crate::bindings::agentenv::environment::context;
-use crate::call::CallContext;
+use crate::call::{CallContext, Peer};
 
-/// The `context` capability's state in a store: the call being served, if any.
+/// The `context` capability's state in a store: the call being served, if any, and its caller
+/// as the guest may reach it (the `progress` and `log` capabilities send there).
 #[derive(Default)]
 pub struct Context {
     call: Option<CallContext>,
+    peer: Option<Arc<dyn Peer>>,
 }
 
 impl Context {
+    /// Sends to `peer` from now on (`None` between calls and in a replay).
+    pub(crate) fn set_peer(&mut self, peer: Option<Arc<dyn Peer>>) {
+        self.peer = peer;
+    }
+
+    /// The peer of the call being served, if it has one.
+    pub(crate) fn peer(&self) -> Option<&Arc<dyn Peer>> {
+        self.peer.as_ref()
+    }
+
     /// Serves `call` from now on (`None` between calls, and for the data plane's operations).
     pub(crate) fn set(&mut self, call: Option<CallContext>) {
         self.call = call;

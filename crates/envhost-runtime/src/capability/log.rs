@@ -1,12 +1,14 @@
 //! The `log` capability: `agentenv:environment/log`, the guest's log records written to the
 //! host's log (target `guest`, with the episode's label), at most 100 a second per episode; the
-//! records dropped past that are counted on the next one kept.
+//! records dropped past that are counted on the next one kept. A record kept during a call with
+//! a [`Peer`](crate::call::Peer) also goes to it (protocol.md#logging).
 
 use std::time::Instant;
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{HasData, Linker};
 
 use crate::bindings::agentenv::environment::log;
+use crate::capability::context::Context;
 
 /// Guest log records allowed per second (a token bucket of this size, refilled continuously).
 const RECORDS_PER_SECOND: f64 = 100.0;
@@ -60,13 +62,39 @@ impl Log {
     }
 }
 
-impl log::Host for Log {
+/// The `log` capability's view of a store's data: its own state, and the call being served,
+/// whose peer its records also go to.
+pub struct LogView<'a> {
+    /// The log's state.
+    pub log: &'a mut Log,
+    /// The call being served.
+    pub context: &'a Context,
+}
+
+/// [`HasData`] for [`LogView`].
+pub struct LogData;
+
+impl HasData for LogData {
+    type Data<'a> = LogView<'a>;
+}
+
+impl log::Host for LogView<'_> {
     fn write(&mut self, level: log::Level, message: String, fields: Option<String>) {
-        if !self.budget.take() {
+        if !self.log.budget.take() {
             return;
         }
-        let dropped = std::mem::take(&mut self.budget.dropped);
-        let episode = self.label.as_str();
+        if let Some(peer) = self.context.peer() {
+            let level = match level {
+                log::Level::Trace => tracing::Level::TRACE,
+                log::Level::Debug => tracing::Level::DEBUG,
+                log::Level::Info => tracing::Level::INFO,
+                log::Level::Warn => tracing::Level::WARN,
+                log::Level::Error => tracing::Level::ERROR,
+            };
+            peer.log(level, &message, fields.as_deref());
+        }
+        let dropped = std::mem::take(&mut self.log.budget.dropped);
+        let episode = self.log.label.as_str();
         let fields = fields.unwrap_or_default();
         match level {
             log::Level::Trace => {
@@ -88,16 +116,16 @@ impl log::Host for Log {
     }
 }
 
-/// Adds `agentenv:environment/log` to `linker`, answered from the [`Log`] that `get` finds in
-/// the store's data.
+/// Adds `agentenv:environment/log` to `linker`, its view of a store's data reached through
+/// `get`.
 ///
 /// # Errors
 /// wasmtime's, when the interface is defined twice.
 pub fn add_to_linker<T: 'static>(
     linker: &mut Linker<T>,
-    get: fn(&mut T) -> &mut Log,
+    get: fn(&mut T) -> LogView<'_>,
 ) -> wasmtime::Result<()> {
-    log::add_to_linker::<T, HasSelf<Log>>(linker, get)
+    log::add_to_linker::<T, LogData>(linker, get)
 }
 
 #[cfg(test)]
@@ -115,12 +143,17 @@ mod tests {
     #[test]
     fn a_dropped_record_is_counted_on_the_next_one_kept() {
         let mut log = Log::new("e1".into());
+        let context = Context::default();
+        let mut view = LogView {
+            log: &mut log,
+            context: &context,
+        };
         for _ in 0..150 {
-            log::Host::write(&mut log, log::Level::Debug, "spam".into(), None);
+            log::Host::write(&mut view, log::Level::Debug, "spam".into(), None);
         }
-        assert!(log.budget.dropped >= 49);
-        log.budget.tokens = 1.0;
-        log::Host::write(&mut log, log::Level::Debug, "kept".into(), None);
-        assert_eq!(log.budget.dropped, 0);
+        assert!(view.log.budget.dropped >= 49);
+        view.log.budget.tokens = 1.0;
+        log::Host::write(&mut view, log::Level::Debug, "kept".into(), None);
+        assert_eq!(view.log.budget.dropped, 0);
     }
 }

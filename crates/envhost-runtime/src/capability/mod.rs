@@ -10,6 +10,8 @@
 //! - [`context`]: `agentenv:environment/context`, the call being served.
 //! - [`log`]: `agentenv:environment/log`, the guest's log records, rate-limited, into the host's
 //!   log.
+//! - [`progress`]: `agentenv:environment/progress`, the progress of the tool call served, sent
+//!   to its caller.
 //! - [`pixels`]: `agentenv:computer/pixels`, captures the host holds for a driver.
 //! - [`timing`]: `agentenv:computer/timing`, time passing inside a driver's operation.
 //! - [`x11`]: `agentenv:computer/x11`, a granted display's X server: capture and XTEST input.
@@ -18,6 +20,7 @@ pub mod agent;
 pub mod context;
 pub mod log;
 pub mod pixels;
+pub mod progress;
 pub mod timing;
 pub mod wasi;
 pub mod x11;

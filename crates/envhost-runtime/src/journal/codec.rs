@@ -42,6 +42,7 @@ fn size_hint(op: &Op) -> usize {
                 .sum(),
             Op::CallTool { name, arguments } => name.len() + arguments.len(),
             Op::CallExtension { uri, op, request } => uri.len() + op.len() + request.len(),
+            Op::CallMcp { method, params } => method.len() + params.len(),
         }
 }
 
@@ -73,6 +74,11 @@ pub(crate) fn encode(
             w.str(uri);
             w.str(op);
             w.str(request);
+        }
+        Op::CallMcp { method, params } => {
+            w.u8(5);
+            w.str(method);
+            w.str(params);
         }
     }
     match context {
@@ -119,6 +125,10 @@ pub(crate) fn decode(input: &mut &[u8]) -> Option<Entry> {
             uri: r.string()?,
             op: r.string()?,
             request: r.string()?,
+        },
+        5 => Op::CallMcp {
+            method: r.string()?,
+            params: r.string()?,
         },
         _ => return None,
     };

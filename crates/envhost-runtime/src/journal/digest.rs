@@ -132,10 +132,18 @@ impl Canonical {
                     self.bytes(&image.data);
                     self.str(&image.mime_type);
                 }
+                ContentBlock::Block(json) => {
+                    self.u8(2);
+                    self.str(json);
+                }
             }
         }
         self.opt(result.structured_content.as_deref());
         self.u8(u8::from(result.is_error));
+        if let Some(meta) = &result.meta {
+            self.u8(1);
+            self.str(meta);
+        }
     }
 }
 
@@ -187,6 +195,7 @@ mod tests {
             content: blocks.into_iter().map(ContentBlock::Text).collect(),
             structured_content: None,
             is_error: false,
+            meta: None,
         };
         answers.push((Ok(Answer::Tool(tool)), encoding));
         for (answer, encoding) in &answers {
@@ -208,9 +217,24 @@ mod tests {
                 content: vec![ContentBlock::Text(t.into())],
                 structured_content: None,
                 is_error: false,
+                meta: None,
             }))
         };
         assert_eq!(digest(&text("a")), digest(&text("a")));
+        let with = |content: ContentBlock, meta: Option<&str>| {
+            Ok(Answer::Tool(ToolResult {
+                content: vec![content],
+                structured_content: None,
+                is_error: false,
+                meta: meta.map(Into::into),
+            }))
+        };
+        let block = || ContentBlock::Block(r#"{"type":"text","text":"a"}"#.into());
+        assert_ne!(digest(&with(block(), None)), digest(&text("a")));
+        assert_ne!(
+            digest(&with(ContentBlock::Text("a".into()), Some("{}"))),
+            digest(&text("a"))
+        );
         assert_ne!(digest(&text("a")), digest(&text("b")));
         assert_ne!(
             digest(&Ok(Answer::Json("{}".into()))),

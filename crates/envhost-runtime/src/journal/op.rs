@@ -36,6 +36,13 @@ pub enum Op {
         /// A JSON object, as text.
         request: String,
     },
+    /// `call-mcp`: an MCP request beyond tools.
+    CallMcp {
+        /// The MCP method, e.g. `resources/read`.
+        method: String,
+        /// Its params object, as text.
+        params: String,
+    },
 }
 
 /// What the guest answered an [`Op`].
@@ -47,7 +54,7 @@ pub enum Answer {
     Parts(Vec<wit::Part>),
     /// `call-tool`.
     Tool(ToolResult),
-    /// `call-extension`: JSON text.
+    /// `call-extension` and `call-mcp`: JSON text.
     Json(String),
 }
 
@@ -72,6 +79,10 @@ impl Op {
                 .call_call_extension(store, uri, op, request)
                 .await?
                 .map(Answer::Json),
+            Self::CallMcp { method, params } => guest
+                .call_call_mcp(store, method, params)
+                .await?
+                .map(Answer::Json),
         })
     }
 
@@ -92,6 +103,7 @@ impl Op {
             Self::GetData => "data/get".into(),
             Self::CallTool { name, .. } => format!("tool call {name}"),
             Self::CallExtension { uri, op, .. } => format!("extension call {uri} {op}"),
+            Self::CallMcp { method, .. } => format!("MCP {method}"),
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::counted::Counted;
-use crate::call::CallContext;
+use crate::call::{CallContext, Peer};
 use crate::capability::wasi::{Position, Reading, Seed, Sources};
 use crate::environment::{Environment, Live, Ready};
 use crate::error::{CallError, Fault, ReplayError};
@@ -53,16 +53,19 @@ impl Maker {
     }
 
     /// Runs `op`, the journal's entry `index`, on `live` with `context` for the `context`
-    /// import and a fresh CPU deadline: the outcome and the clock readings made meanwhile, with
-    /// whether they departed from the tape's playback, and the context back.
+    /// import, `peer` for its progress and log records, and a fresh CPU deadline: the outcome
+    /// and the clock readings made meanwhile, with whether they departed from the tape's
+    /// playback, and the context back.
     pub(super) async fn run(
         &self,
         live: &mut Live,
         index: usize,
         op: &Op,
         context: Option<CallContext>,
+        peer: Option<Arc<dyn Peer>>,
     ) -> Ran {
         live.store.data_mut().context.set(context);
+        live.store.data_mut().context.set_peer(peer);
         self.sources.dice.at(Position::Entry(index as u64));
         StoreData::arm_deadline(&mut live.store, self.environment.limits());
         let guest = live.world.agentenv_environment_env();
@@ -70,6 +73,7 @@ impl Maker {
         let outcome = op.run(guest, &mut live.store).await;
         drop(counted);
         let context = live.store.data_mut().context.take();
+        live.store.data_mut().context.set_peer(None);
         let (readings, clocks_differ) = self.sources.tape.take();
         Ran {
             outcome,
@@ -132,7 +136,7 @@ impl Maker {
                 clocks_differ,
                 ..
             } = self
-                .run(&mut live, index, &entry.op, entry.context.clone())
+                .run(&mut live, index, &entry.op, entry.context.clone(), None)
                 .await;
             let diverged = |what: String| ReplayError::Diverged {
                 index,

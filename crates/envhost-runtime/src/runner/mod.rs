@@ -33,7 +33,7 @@ pub use image::{Image, ImageError};
 
 use crate::bindings::ToolResult;
 use crate::bindings::agentenv::environment::types as wit;
-use crate::call::CallContext;
+use crate::call::{CallContext, Peer};
 use crate::capability::wasi::Seed;
 use crate::convert;
 use crate::environment::Environment;
@@ -171,7 +171,7 @@ impl Runner {
     /// # Errors
     /// [`CallError`] as the guest failed (the episode then stays as it was).
     pub async fn reset(&self) -> Result<(), CallError> {
-        self.call(Op::Reset, None).await.map(drop)
+        self.call(Op::Reset, None, None).await.map(drop)
     }
 
     /// `data/add` of parts whose files the host already resolved to bytes.
@@ -179,7 +179,7 @@ impl Runner {
     /// # Errors
     /// [`CallError`] as the guest failed.
     pub async fn add_data(&self, parts: Vec<wit::Part>) -> Result<(), CallError> {
-        self.call(Op::AddData(parts), None).await.map(drop)
+        self.call(Op::AddData(parts), None, None).await.map(drop)
     }
 
     /// `data/get`.
@@ -188,7 +188,7 @@ impl Runner {
     /// [`CallError`] as the guest failed, or `invalid_part` when it answers a data part that is
     /// not a JSON object.
     pub async fn get_data(&self) -> Result<Vec<Part>, CallError> {
-        let Answer::Parts(parts) = self.call(Op::GetData, None).await? else {
+        let Answer::Parts(parts) = self.call(Op::GetData, None, None).await? else {
             return Err(unexpected());
         };
         parts
@@ -199,7 +199,8 @@ impl Runner {
     }
 
     /// Calls the tool the guest declared as `declared_name` with `arguments` (a JSON object as
-    /// text, already validated), on behalf of `context`.
+    /// text, already validated), on behalf of `context`; the guest's progress reports and log
+    /// records meanwhile also go to `peer`.
     ///
     /// # Errors
     /// [`CallError`] as the guest failed.
@@ -208,12 +209,13 @@ impl Runner {
         declared_name: &str,
         arguments: String,
         context: CallContext,
+        peer: Option<Arc<dyn Peer>>,
     ) -> Result<ToolResult, CallError> {
         let op = Op::CallTool {
             name: declared_name.to_owned(),
             arguments,
         };
-        match self.call(op, Some(context)).await? {
+        match self.call(op, Some(context), peer).await? {
             Answer::Tool(result) => Ok(result),
             _ => Err(unexpected()),
         }
@@ -236,7 +238,23 @@ impl Runner {
             op: op.to_owned(),
             request,
         };
-        match self.call(op, Some(context)).await? {
+        match self.call(op, Some(context), None).await? {
+            Answer::Json(json) => Ok(json),
+            _ => Err(unexpected()),
+        }
+    }
+
+    /// Answers MCP request `method` with `params` (a JSON object as text): the guest's result
+    /// object as JSON text, unchecked (protocol.md#resources-and-prompts).
+    ///
+    /// # Errors
+    /// [`CallError`] as the guest failed.
+    pub async fn call_mcp(&self, method: &str, params: String) -> Result<String, CallError> {
+        let op = Op::CallMcp {
+            method: method.to_owned(),
+            params,
+        };
+        match self.call(op, None, None).await? {
             Answer::Json(json) => Ok(json),
             _ => Err(unexpected()),
         }
@@ -244,10 +262,15 @@ impl Runner {
 
     /// Runs `op` (with `context` for the `context` import) after the calls before it, waiting
     /// at most the call timeout; refuses it when `max_queued_calls` calls wait already.
-    async fn call(&self, op: Op, context: Option<CallContext>) -> Result<Answer, CallError> {
+    async fn call(
+        &self,
+        op: Op,
+        context: Option<CallContext>,
+        peer: Option<Arc<dyn Peer>>,
+    ) -> Result<Answer, CallError> {
         let _admitted = self.admit()?;
         let (mut replayable, deadline) = self.lock().await?;
-        let call = Box::pin(async move { replayable.run(op, context).await });
+        let call = Box::pin(async move { replayable.run(op, context, peer).await });
         match self.placement.start(call).await {
             Started::Done(answer) => answer,
             Started::Moved(answer) => {

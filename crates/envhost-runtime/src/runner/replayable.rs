@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::maker::{Maker, Ran};
-use crate::call::CallContext;
+use crate::call::{CallContext, Peer};
 use crate::capability::wasi::Seed;
 use crate::environment::{Environment, Live};
 use crate::error::{CallError, Fault};
@@ -50,17 +50,23 @@ impl Replayable {
         &mut self,
         op: Op,
         context: Option<CallContext>,
+        peer: Option<Arc<dyn Peer>>,
     ) -> Result<Answer, CallError> {
         if matches!(op, Op::Reset) {
             Box::pin(self.reset(op)).await
         } else {
-            self.call(op, context).await
+            self.call(op, context, peer).await
         }
     }
 
     /// Runs `op` on the instance (rebuilding it first if an earlier rebuild failed) and
     /// journals it; after a fault, rebuilds the instance from the journal.
-    async fn call(&mut self, op: Op, context: Option<CallContext>) -> Result<Answer, CallError> {
+    async fn call(
+        &mut self,
+        op: Op,
+        context: Option<CallContext>,
+        peer: Option<Arc<dyn Peer>>,
+    ) -> Result<Answer, CallError> {
         if self.live.is_none() {
             self.live = Some(
                 Box::pin(self.maker.replay(&self.journal))
@@ -76,7 +82,10 @@ impl Replayable {
             context,
             readings,
             ..
-        } = self.maker.run(live, self.journal.len(), &op, context).await;
+        } = self
+            .maker
+            .run(live, self.journal.len(), &op, context, peer)
+            .await;
         match outcome {
             Ok(answer) => {
                 let digest = self.journal.digest(&answer);
@@ -103,7 +112,7 @@ impl Replayable {
             Ok((mut fresh, start)) => {
                 let Ran {
                     outcome, readings, ..
-                } = self.maker.run(&mut fresh, 0, &op, None).await;
+                } = self.maker.run(&mut fresh, 0, &op, None, None).await;
                 match outcome {
                     Ok(Ok(answer)) => {
                         self.journal = Journal::new(start);

@@ -82,6 +82,7 @@ pub fn content_blocks(result: &ToolResult) -> Value {
                 Content::Image { data, mime_type } => {
                     json!({"type": "image", "data": data, "mimeType": mime_type})
                 }
+                Content::Block(block) => serde_json::from_str(block.get()).unwrap_or(Value::Null),
             })
             .collect(),
     )

@@ -118,6 +118,12 @@ struct Serve {
     /// built-in denial of link-local and cloud-metadata addresses; repeatable.
     #[arg(long = "fetch-deny", value_name = "RULE")]
     fetch_deny: Vec<String>,
+    /// Answer only requests whose Host header, and Origin header when sent, name one of these
+    /// hosts (DNS-rebinding protection; 421 or 403 otherwise): host, host:port or host:*, a host
+    /// without a port allowing any; comma-separated or repeated, e.g.
+    /// localhost,127.0.0.1,[::1]. Default: any host, as the reference.
+    #[arg(long = "allowed-hosts", value_name = "HOSTS")]
+    allowed_hosts: Vec<String>,
     /// A PEM file of certificate authorities that `https` requests (fetched file parts, object
     /// grants, agents' MCP servers) trust besides the system's; repeatable.
     #[arg(long = "ca-file", value_name = "PATH")]
@@ -314,6 +320,12 @@ async fn serve(args: Serve, process: Process) -> anyhow::Result<()> {
         access: binding.access.clone(),
         agent_heartbeat: Duration::from_secs(args.agent_heartbeat_s.max(1)),
         url_prefix: args.url_prefix.clone(),
+        allowed_hosts: (!args.allowed_hosts.is_empty())
+            .then(|| {
+                server::hosts::AllowedHosts::parse(args.allowed_hosts.iter().map(String::as_str))
+            })
+            .transpose()
+            .context("--allowed-hosts")?,
     };
     let (router, state) = server::app(host.clone(), serving)
         .await

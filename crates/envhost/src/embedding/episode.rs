@@ -15,7 +15,7 @@ use envhost_protocol::json::to_text;
 use envhost_protocol::tool_access::{Change, Rules};
 use envhost_protocol::{Caller, Content, Part, ToolResult};
 use envhost_runtime::bindings::{ContentBlock as GuestBlock, ToolResult as GuestResult};
-use envhost_runtime::{CallContext, CallError, Runner};
+use envhost_runtime::{CallContext, CallError, Peer, Runner};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -69,35 +69,62 @@ pub struct Episode {
     expires: AtomicU64,
 }
 
-/// A guest's tool result as the protocol's (image bytes base64-encoded); structured content
-/// that is not JSON makes it an `invalid_result` coded error.
+/// `invalid_result`: the environment answered something the protocol cannot carry.
+fn invalid_result(what: impl std::fmt::Display) -> CodedError {
+    CodedError::new("invalid_result", format!("the environment answered {what}"))
+}
+
+/// A guest's tool result as the protocol's (image bytes base64-encoded, other blocks checked to
+/// be MCP content blocks); structured content or `_meta` that is not a JSON object, or a block
+/// that is no MCP content block, makes it an `invalid_result` coded error.
 fn tool_result(result: GuestResult) -> ToolResult {
-    let structured = match result.structured_content.map(RawValue::from_string) {
-        None => None,
-        Some(Ok(value)) => Some(value),
-        Some(Err(e)) => {
-            return ToolResult::coded(CodedError::new(
-                "invalid_result",
-                format!("the environment answered structured content that is not JSON: {e}"),
-            ));
-        }
-    };
+    match checked_result(result) {
+        Ok(result) => result,
+        Err(error) => ToolResult::coded(error),
+    }
+}
+
+fn checked_result(result: GuestResult) -> Result<ToolResult, CodedError> {
+    let structured = result
+        .structured_content
+        .map(RawValue::from_string)
+        .transpose()
+        .map_err(|e| invalid_result(format_args!("structured content that is not JSON: {e}")))?;
+    let meta = result
+        .meta
+        .map(|meta| {
+            serde_json::from_str::<Map<String, Value>>(&meta).map_err(|e| {
+                invalid_result(format_args!("a _meta that is not a JSON object: {e}"))
+            })?;
+            RawValue::from_string(meta).map_err(invalid_result)
+        })
+        .transpose()?;
     let content = result
         .content
         .into_iter()
         .map(|block| match block {
-            GuestBlock::Text(text) => Content::Text(text),
-            GuestBlock::Image(image) => Content::Image {
+            GuestBlock::Text(text) => Ok(Content::Text(text)),
+            GuestBlock::Image(image) => Ok(Content::Image {
                 data: BASE64.encode(image.data),
                 mime_type: image.mime_type,
-            },
+            }),
+            GuestBlock::Block(json) => {
+                serde_json::from_str::<rmcp::model::ContentBlock>(&json).map_err(|e| {
+                    invalid_result(format_args!("a content block MCP does not define: {e}"))
+                })?;
+                RawValue::from_string(json)
+                    .map(Content::Block)
+                    .map_err(invalid_result)
+            }
         })
-        .collect();
-    if result.is_error {
+        .collect::<Result<_, _>>()?;
+    let mut out = if result.is_error {
         ToolResult::failure(content, structured)
     } else {
         ToolResult::success(content, structured)
-    }
+    };
+    out.meta = meta;
+    Ok(out)
 }
 
 /// The validation errors of `arguments`, one line each with its location; none when they fit
@@ -315,6 +342,18 @@ impl Episode {
         arguments: Map<String, Value>,
         caller: Caller,
     ) -> ToolResult {
+        self.call_tool_with(name, arguments, caller, None).await
+    }
+
+    /// [`Episode::call_tool`], with the guest's progress reports and log records meanwhile
+    /// sent to `peer` as well (protocol.md#progress, protocol.md#logging).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        caller: Caller,
+        peer: Option<Arc<dyn Peer>>,
+    ) -> ToolResult {
         let Some(tool) = self.catalog.tool(name) else {
             return ToolResult::text_error(format!("Unknown tool: {name}"));
         };
@@ -334,11 +373,35 @@ impl Episode {
         let context = CallContext::new(caller, name.to_owned(), arguments.clone());
         let call = self
             .runner
-            .call_tool(&tool.tool.declared_name, arguments, context);
+            .call_tool(&tool.tool.declared_name, arguments, context, peer);
         match self.record(CallKind::Tool, call).await {
             Ok(result) => tool_result(result),
             Err(e) => ToolResult::coded(e.to_coded()),
         }
+    }
+
+    /// Answers MCP request `method` (`resources/list`, `resources/templates/list`,
+    /// `resources/read`, `prompts/list`, `prompts/get`, `completion/complete`) with `params`
+    /// (protocol.md#resources-and-prompts): the environment's result object, checked against
+    /// MCP's shape for the method.
+    ///
+    /// # Errors
+    /// The environment's coded error (`method_not_found` when it serves none of these),
+    /// `invalid_result` for an answer of another shape, and the runtime's errors as coded ones.
+    pub async fn call_mcp(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+    ) -> Result<Box<RawValue>, CodedError> {
+        let call = self
+            .runner
+            .call_mcp(method, to_text(&Value::Object(params.clone())));
+        let answer = self
+            .record(CallKind::Mcp, call)
+            .await
+            .map_err(|e| e.to_coded())?;
+        super::mcp_results::check(method, &answer).map_err(invalid_result)?;
+        RawValue::from_string(answer).map_err(invalid_result)
     }
 
     /// Calls extension method `route` with `params` for `caller` (protocol.md#extension-calls): the

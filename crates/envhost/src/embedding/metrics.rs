@@ -42,6 +42,8 @@ pub enum CallKind {
     Tool,
     /// An extension method.
     Extension,
+    /// An MCP request beyond tools (resources, prompts, completion).
+    Mcp,
 }
 
 /// How a call ended.
@@ -95,7 +97,7 @@ pub(super) enum ImageOutcome {
 
 label_values!(RestoreSource { Replay => "replay", Image => "image" });
 label_values!(ImageOutcome { Made => "made", Unsupported => "unsupported", Failed => "failed" });
-label_values!(CallKind { Reset => "reset", Add => "add", Get => "get", Tool => "tool", Extension => "extension" });
+label_values!(CallKind { Reset => "reset", Add => "add", Get => "get", Tool => "tool", Extension => "extension", Mcp => "mcp" });
 label_values!(Outcome {
     Ok => "ok", Error => "error", Fault => "fault", Busy => "busy", Timeout => "timeout",
     Unavailable => "unavailable",
@@ -103,7 +105,7 @@ label_values!(Outcome {
 label_values!(FaultKind { Trap => "trap", Deadline => "deadline", OutOfMemory => "out_of_memory" });
 
 /// The number of [`CallKind`]s and of [`Outcome`]s (each enum's last variant is its largest).
-const KINDS: usize = CallKind::Extension as usize + 1;
+const KINDS: usize = CallKind::Mcp as usize + 1;
 const OUTCOMES: usize = Outcome::Unavailable as usize + 1;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]

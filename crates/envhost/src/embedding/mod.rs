@@ -17,6 +17,7 @@ mod config;
 mod driver_catalog;
 mod episode;
 mod host;
+mod mcp_results;
 mod metrics;
 mod registry;
 mod snapshot_store;
@@ -33,6 +34,7 @@ pub use config::{
 pub use driver_catalog::{ComputerLoadError, DriverCatalog};
 pub use episode::{DataError, Episode};
 pub use host::{CreateError, Host, HostError, SeedError};
+pub use mcp_results::METHODS as MCP_METHODS;
 pub use metrics::{CallKind, Metrics};
 pub use snapshot_store::MAX_SNAPSHOTS;
 pub use snapshots::SnapshotError;

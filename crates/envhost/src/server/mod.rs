@@ -12,6 +12,7 @@ pub mod computers;
 mod data_plane;
 mod episodes;
 mod extensions;
+pub mod hosts;
 mod http_threads;
 pub mod mcp;
 mod prefix;
@@ -224,7 +225,8 @@ pub fn route_table() -> Vec<(String, &'static [Method])> {
 
 /// The whole surface: [`route_table`]'s routes, the root episode's extension routes for every
 /// other path, each request first past [`access::guard`], at the root and under `state`'s URL
-/// prefix ([`UrlPrefix::serve`]). Request bodies over `max_body_bytes` get 413.
+/// prefix ([`UrlPrefix::serve`]). Request bodies over `max_body_bytes` get 413; with allowed
+/// hosts, a request naming another host is refused first ([`hosts::guard`]).
 ///
 /// An episode's routes are registered under `/episodes/{id}` in the same router as the root's
 /// rather than nested: a nested router costs every request a second routing, a path rewrite and
@@ -241,9 +243,12 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .layer(middleware::from_fn_with_state(
             state.access.clone(),
             access::guard,
-        ))
-        .with_state(state);
-    prefix.serve(router)
+        ));
+    let router = match state.allowed_hosts.clone() {
+        Some(allowed) => router.layer(middleware::from_fn_with_state(allowed, hosts::guard)),
+        None => router,
+    };
+    prefix.serve(router.with_state(state))
 }
 
 /// How a server serves its host.
@@ -257,6 +262,8 @@ pub struct ServeConfig {
     pub agent_heartbeat: Duration,
     /// The prefix the server is also reached under.
     pub url_prefix: UrlPrefix,
+    /// The hosts requests must name (`Host`, `Origin`); every host when none.
+    pub allowed_hosts: Option<hosts::AllowedHosts>,
 }
 
 impl Default for ServeConfig {
@@ -268,6 +275,7 @@ impl Default for ServeConfig {
             access: Access::open(),
             agent_heartbeat: Duration::from_secs(30),
             url_prefix: UrlPrefix::default(),
+            allowed_hosts: None,
         }
     }
 }
@@ -307,6 +315,7 @@ pub async fn app(host: Arc<Host>, config: ServeConfig) -> Result<(Router, AppSta
         access: config.access,
         agent_heartbeat: config.agent_heartbeat,
         url_prefix: config.url_prefix,
+        allowed_hosts: config.allowed_hosts,
     };
     Ok((router(state.clone(), config.max_body_bytes), state))
 }

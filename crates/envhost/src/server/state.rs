@@ -10,6 +10,7 @@ use http::request::Parts;
 
 use super::a2a::Deployments;
 use super::access::Access;
+use super::hosts::AllowedHosts;
 use super::mcp::Endpoints;
 use super::prefix::UrlPrefix;
 use super::reply;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub agent_heartbeat: Duration,
     /// The prefix the server is also reached under, which the URLs it hands out carry.
     pub url_prefix: UrlPrefix,
+    /// The hosts requests must name (`Host`, `Origin`); every host when none.
+    pub allowed_hosts: Option<AllowedHosts>,
 }
 
 /// The episode a request addresses: the one of `/episodes/{id}/...` or of an agent URL

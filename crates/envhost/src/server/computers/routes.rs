@@ -30,6 +30,7 @@ use crate::server::mcp::methods::{Called, Tools};
 use crate::server::mcp::sessions::Sessions;
 use crate::server::mcp::transport::{self, McpEndpoint};
 use crate::server::reply;
+use envhost_runtime::Peer;
 
 /// Which optional routes a computer serves.
 #[derive(Clone, Copy)]
@@ -185,11 +186,16 @@ impl Tools for ComputerTools<'_> {
         to_raw_value(&json!({ "tools": self.0.list_tools(caller) }))
     }
 
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
     fn call<'a>(
         &'a self,
         name: &'a str,
         arguments: Map<String, Value>,
         caller: Caller,
+        _peer: Option<Arc<dyn Peer>>,
     ) -> Called<'a> {
         Box::pin(async move { self.0.call_tool(name, arguments, &caller).await })
     }

@@ -46,11 +46,13 @@ pub fn entry(tool: &Tool) -> McpTool {
     listed
 }
 
-/// The capabilities the reference announces (protocol.md#methods): tools, and empty prompt and
-/// resource lists, none of which change.
+/// The capabilities the reference announces (protocol.md#methods): tools, prompts and
+/// resources, none of whose lists change; and envhost's own, completions and logging.
 fn capabilities() -> ServerCapabilities {
     let mut capabilities = ServerCapabilities::default();
     capabilities.experimental = Some(Default::default());
+    capabilities.completions = Some(Default::default());
+    capabilities.logging = Some(Default::default());
     let mut prompts = PromptsCapability::default();
     prompts.list_changed = Some(false);
     capabilities.prompts = Some(prompts);

@@ -7,7 +7,9 @@
 //! - [`endpoints`]: what the server keeps per environment (its listing) and per episode (its
 //!   sessions);
 //! - [`listing`]: each tool's `tools/list` entry and the `initialize` result, encoded once;
-//! - [`methods`]: `initialize`, `ping`, `tools/list`, `tools/call` and the empty lists;
+//! - [`methods`]: `initialize`, `ping`, `logging/setLevel`, `tools/list`, `tools/call`, and the
+//!   environment's resources, prompts and completions;
+//! - [`notify`]: a tool call's progress and log notifications, on its request's stream;
 //! - [`result`]: envhost's tool results as MCP's.
 //!
 //! rmcp's model types give the wire shapes; the transport is envhost's own rather than rmcp's
@@ -19,6 +21,7 @@
 pub mod endpoints;
 pub mod listing;
 pub mod methods;
+pub mod notify;
 pub mod result;
 pub mod sessions;
 pub mod transport;

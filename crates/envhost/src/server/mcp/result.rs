@@ -4,21 +4,34 @@
 //! rmcp's `CallToolResult` holds structured content as a `serde_json::Value`, which would mean
 //! parsing the environment's JSON text into a tree only to print it again; [`CallToolAnswer`]
 //! writes the same fields in the same order with rmcp's content blocks, and the structured
-//! content as the text it is (a test checks the bytes against rmcp's).
+//! content, the blocks the environment wrote as JSON and `_meta` as the text they are (a test
+//! checks the bytes against rmcp's).
 
 use envhost_protocol::{Content, ToolResult};
 use rmcp::model::ContentBlock;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-/// MCP's `tools/call` result: `{"content", "structuredContent"?, "isError"}`.
+/// A content block: one of rmcp's, or the JSON object the environment wrote (already checked
+/// to be one). rmcp's blocks are the common case and stay unboxed, as in rmcp's own result.
+#[derive(Serialize)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)]
+enum Block {
+    Made(ContentBlock),
+    Written(Box<RawValue>),
+}
+
+/// MCP's `tools/call` result: `{"content", "structuredContent"?, "isError", "_meta"?}`.
 #[derive(Serialize)]
 pub struct CallToolAnswer {
-    content: Vec<ContentBlock>,
+    content: Vec<Block>,
     #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
     structured_content: Option<Box<RawValue>>,
     #[serde(rename = "isError")]
     is_error: bool,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Box<RawValue>>,
 }
 
 impl CallToolAnswer {
@@ -30,16 +43,16 @@ impl CallToolAnswer {
             .content
             .iter()
             .map(|block| match block {
-                ContentBlock::Text(text) => text.text.len() + FRAMING,
-                ContentBlock::Image(image) => image.data.len() + image.mime_type.len() + FRAMING,
-                _ => FRAMING,
+                Block::Made(ContentBlock::Text(text)) => text.text.len() + FRAMING,
+                Block::Made(ContentBlock::Image(image)) => {
+                    image.data.len() + image.mime_type.len() + FRAMING
+                }
+                Block::Made(_) => FRAMING,
+                Block::Written(json) => json.get().len(),
             })
             .sum();
-        let structured = self
-            .structured_content
-            .as_ref()
-            .map_or(0, |s| s.get().len());
-        blocks + structured + FRAMING
+        let raw = |json: &Option<Box<RawValue>>| json.as_ref().map_or(0, |s| s.get().len());
+        blocks + raw(&self.structured_content) + raw(&self.meta) + FRAMING
     }
 }
 
@@ -49,14 +62,16 @@ pub fn call_tool_result(result: ToolResult) -> CallToolAnswer {
         .content
         .into_iter()
         .map(|block| match block {
-            Content::Text(text) => ContentBlock::text(text),
-            Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+            Content::Text(text) => Block::Made(ContentBlock::text(text)),
+            Content::Image { data, mime_type } => Block::Made(ContentBlock::image(data, mime_type)),
+            Content::Block(json) => Block::Written(json),
         })
         .collect();
     CallToolAnswer {
         content,
         structured_content: result.structured_content,
         is_error: result.is_error,
+        meta: result.meta,
     }
 }
 
@@ -77,6 +92,7 @@ mod tests {
                 Content::Image { data, mime_type } => {
                     ContentBlock::image(data.clone(), mime_type.clone())
                 }
+                Content::Block(json) => serde_json::from_str(json.get()).unwrap(),
             })
             .collect();
         let mut out = if result.is_error {

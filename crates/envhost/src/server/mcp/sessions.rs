@@ -1,12 +1,13 @@
 //! MCP sessions (protocol.md#sessions): ids issued at `initialize`, forgotten on `DELETE`, after 30
 //! minutes idle, or never issued past 10,000 open ones — the reference's (mcp 1.30) defaults.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use super::notify::Level;
 use crate::ids::{IdMap, fresh, key};
 
 /// How long a session may sit idle before it is forgotten.
@@ -29,9 +30,22 @@ pub struct Session {
     closed: AtomicBool,
     /// Wakes the standalone stream when the session ends.
     ended: Notify,
+    /// The least severe level of the guest's log records the client wants
+    /// (`logging/setLevel`), as [`Level::number`]; 0, none, until it sets one.
+    log_level: AtomicU8,
 }
 
 impl Session {
+    /// The level the client set with `logging/setLevel`, if it set one.
+    pub fn log_level(&self) -> Option<Level> {
+        Level::from_number(self.log_level.load(Ordering::Relaxed))
+    }
+
+    /// Sets the least severe level of the records the client is sent.
+    pub fn set_log_level(&self, level: Level) {
+        self.log_level.store(level.number(), Ordering::Relaxed);
+    }
+
     /// Claims the session's one standalone SSE stream; false when one is open already.
     pub fn open_stream(&self) -> bool {
         !self.stream_open.swap(true, Ordering::AcqRel)
@@ -139,6 +153,7 @@ impl Sessions {
             stream_open: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             ended: Notify::new(),
+            log_level: AtomicU8::new(0),
         });
         table.sessions.insert(key, session.clone());
         Ok(session)

@@ -18,6 +18,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 
 use super::endpoints::Endpoints;
 use super::methods::{self, EpisodeTools, Tools};
+use super::notify::{self, Event, StreamPeer};
 use super::sessions::{Session, Sessions};
 use super::wire::{self, INTERNAL_ERROR, INVALID_REQUEST, Kind, Message, Refusal, SESSION_HEADER};
 use crate::embedding::Episode;
@@ -31,38 +32,49 @@ pub trait McpEndpoint: Send + Sync {
     fn sessions_or_default(&self) -> Arc<Sessions>;
     /// What answers its requests; `None` when it cannot be listed.
     fn tools(&self) -> Option<Box<dyn Tools + '_>>;
+
+    /// A copy that owns what it serves, for a request whose answer streams notifications
+    /// while a tool runs; `None` when its answers never stream.
+    fn owned(&self) -> Option<Arc<dyn McpEndpoint>> {
+        None
+    }
 }
 
 /// An environment's episode, with the server's endpoints.
-struct EpisodeEndpoint<'a> {
-    endpoints: &'a Endpoints,
-    episode: &'a Episode,
+#[derive(Clone)]
+struct EpisodeEndpoint {
+    endpoints: Arc<Endpoints>,
+    episode: Arc<Episode>,
 }
 
-impl<'a> EpisodeEndpoint<'a> {
-    fn of(state: &'a AppState, episode: &'a Episode) -> Self {
+impl EpisodeEndpoint {
+    fn of(state: &AppState, episode: Arc<Episode>) -> Self {
         Self {
-            endpoints: &state.mcp,
+            endpoints: state.mcp.clone(),
             episode,
         }
     }
 }
 
-impl McpEndpoint for EpisodeEndpoint<'_> {
+impl McpEndpoint for EpisodeEndpoint {
     fn sessions(&self) -> Option<Arc<Sessions>> {
-        self.endpoints.sessions(self.episode)
+        self.endpoints.sessions(&self.episode)
     }
 
     fn sessions_or_default(&self) -> Arc<Sessions> {
-        self.endpoints.sessions_or_default(self.episode)
+        self.endpoints.sessions_or_default(&self.episode)
     }
 
     fn tools(&self) -> Option<Box<dyn Tools + '_>> {
-        let listing = self.endpoints.listing(self.episode)?;
+        let listing = self.endpoints.listing(&self.episode)?;
         Some(Box::new(EpisodeTools {
-            episode: self.episode,
+            episode: &self.episode,
             listing,
         }))
+    }
+
+    fn owned(&self) -> Option<Arc<dyn McpEndpoint>> {
+        Some(Arc::new(self.clone()))
     }
 }
 
@@ -79,7 +91,7 @@ async fn episode_post(
     Current(episode): Current,
     request: Request,
 ) -> Response {
-    post(&EpisodeEndpoint::of(&state, &episode), request).await
+    post(&EpisodeEndpoint::of(&state, episode), request).await
 }
 
 async fn episode_get(
@@ -87,7 +99,7 @@ async fn episode_get(
     Current(episode): Current,
     headers: HeaderMap,
 ) -> Response {
-    get(&EpisodeEndpoint::of(&state, &episode), &headers)
+    get(&EpisodeEndpoint::of(&state, episode), &headers)
 }
 
 async fn episode_delete(
@@ -95,7 +107,7 @@ async fn episode_delete(
     Current(episode): Current,
     headers: HeaderMap,
 ) -> Response {
-    delete(&EpisodeEndpoint::of(&state, &episode), &headers)
+    delete(&EpisodeEndpoint::of(&state, episode), &headers)
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {
@@ -194,29 +206,114 @@ pub async fn post(endpoint: &dyn McpEndpoint, request: Request) -> Response {
     match message.kind() {
         Kind::Accepted => wire::empty(StatusCode::ACCEPTED, Some(&session.id)),
         Kind::Request(id, method) => {
+            if let Some(streamed) = streaming(endpoint, &session, method, message.params) {
+                let request = Streamed {
+                    id: id.to_owned(),
+                    method: method.to_owned(),
+                    params: message.params.map(ToOwned::to_owned),
+                    headers,
+                    session,
+                };
+                return stream_answer(streamed, request);
+            }
             let Some(tools) = endpoint.tools() else {
                 let reply = wire::error_json(id, INTERNAL_ERROR, "the environment is not listed");
                 return wire::sse(&reply, &session.id);
             };
-            let error =
-                match methods::handle(&*tools, method, message.params, &headers, &session.id).await
-                {
-                    Ok(result) => {
-                        let write = |body: &mut Vec<u8>| wire::write_result_json(body, id, &result);
-                        match wire::sse_with(result.size_hint() + 64, &session.id, write) {
-                            Ok(response) => return response,
-                            Err(e) => (INTERNAL_ERROR, e.to_string()),
-                        }
-                    }
-                    Err(error) => error,
-                };
-            wire::sse(&wire::error_json(id, error.0, &error.1), &session.id)
+            let answer =
+                methods::handle(&*tools, method, message.params, &headers, &session, None).await;
+            wire::sse_answer(id, answer, &session.id)
         }
     }
 }
 
+/// What a request's answer streams through: the endpoint's owned copy and the call's peer, when
+/// `method` is `tools/call` and the client asked for progress (a `progressToken`) or for log
+/// records (`logging/setLevel`); `None` for an answer that is one event.
+fn streaming(
+    endpoint: &dyn McpEndpoint,
+    session: &Session,
+    method: &str,
+    params: Option<&serde_json::value::RawValue>,
+) -> Option<(Arc<dyn McpEndpoint>, Option<rmcp::model::ProgressToken>)> {
+    if method != "tools/call" {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "_meta", default)]
+        meta: Option<serde_json::Map<String, serde_json::Value>>,
+    }
+    let token = params
+        .and_then(|p| serde_json::from_str::<Meta>(p.get()).ok())
+        .and_then(|p| notify::progress_token(p.meta.as_ref()));
+    if token.is_none() && session.log_level().is_none() {
+        return None;
+    }
+    Some((endpoint.owned()?, token))
+}
+
+/// A request whose answer streams, owned by the task that answers it.
+struct Streamed {
+    id: Box<serde_json::value::RawValue>,
+    method: String,
+    params: Option<Box<serde_json::value::RawValue>>,
+    headers: HeaderMap,
+    session: Arc<Session>,
+}
+
+/// The answer to `request` as an SSE stream: the call's notifications as they come, then its
+/// answer, after which the stream ends. The call runs on a task of its own, which finishes
+/// even if the client goes away.
+fn stream_answer(
+    (endpoint, token): (Arc<dyn McpEndpoint>, Option<rmcp::model::ProgressToken>),
+    request: Streamed,
+) -> Response {
+    let (events, received) = tokio::sync::mpsc::channel(notify::BUFFERED);
+    let session_id = request.session.id.clone();
+    tokio::spawn(async move {
+        let Streamed {
+            id,
+            method,
+            params,
+            headers,
+            session,
+        } = request;
+        let answer = match endpoint.tools() {
+            None => Err((INTERNAL_ERROR, "the environment is not listed".to_owned())),
+            Some(tools) => {
+                let peer = StreamPeer::new(
+                    events.clone(),
+                    token,
+                    session.log_level(),
+                    tools.name().to_owned(),
+                );
+                let params = params.as_deref();
+                methods::handle(&*tools, &method, params, &headers, &session, Some(peer)).await
+            }
+        };
+        let event = wire::sse_event(&wire::answer_json(&id, answer));
+        let _ = events.send(Event::Answer(event)).await;
+    });
+    let stream = futures::stream::unfold(Some(received), |received| async move {
+        let mut received = received?;
+        match received.recv().await? {
+            Event::Notification(bytes) => {
+                Some((Ok::<_, std::convert::Infallible>(bytes), Some(received)))
+            }
+            Event::Answer(bytes) => Some((Ok(bytes), None)),
+        }
+    });
+    wire::event_stream(Body::from_stream(stream), &session_id)
+}
+
+/// How often an open standalone stream gets a ping comment, as the reference's
+/// (sse-starlette's default).
+pub const STREAM_PING: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// `GET /mcp` of `endpoint`: the standalone stream, open until the session ends or the client
-/// goes away; envhost never sends on it (it makes no server-to-client requests).
+/// goes away, carrying a `: ping - <UTC time>` comment every [`STREAM_PING`] as the reference's
+/// does (protocol.md#sessions).
 pub fn get(endpoint: &dyn McpEndpoint, headers: &HeaderMap) -> Response {
     if !wire::accepts(headers).1 {
         return Refusal::new(
@@ -244,10 +341,15 @@ pub fn get(endpoint: &dyn McpEndpoint, headers: &HeaderMap) -> Response {
     }
     let id = session.id.clone();
     let guard = StreamGuard(session);
-    let stream = futures::stream::once(async move {
-        guard.0.ended().await;
-        drop(guard);
-        Ok::<Bytes, std::convert::Infallible>(Bytes::new())
+    let ticks = tokio::time::interval_at(tokio::time::Instant::now() + STREAM_PING, STREAM_PING);
+    let stream = futures::stream::unfold(Some((guard, ticks)), |state| async move {
+        let (guard, mut ticks) = state?;
+        tokio::select! {
+            () = guard.0.ended() => None,
+            _ = ticks.tick() => {
+                Some((Ok::<Bytes, std::convert::Infallible>(wire::ping()), Some((guard, ticks))))
+            }
+        }
     });
     wire::event_stream(Body::from_stream(stream), &id)
 }

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use axum::body::Body;
 use axum::response::Response;
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
@@ -225,13 +226,59 @@ pub fn event_stream(body: Body, session: &str) -> Response {
 const SSE_BEFORE: &[u8] = b"event: message\r\ndata: ";
 const SSE_AFTER: &[u8] = b"\r\n\r\n";
 
+/// The JSON-RPC reply to request `id`: its result, or its error.
+pub fn answer_json(
+    id: &RawValue,
+    answer: Result<super::methods::Answer, (i64, String)>,
+) -> Vec<u8> {
+    match answer {
+        Ok(result) => {
+            let mut body = Vec::with_capacity(result.size_hint() + 64);
+            match write_result_json(&mut body, id, &result) {
+                Ok(()) => body,
+                Err(e) => error_json(id, INTERNAL_ERROR, &e.to_string()),
+            }
+        }
+        Err((code, message)) => error_json(id, code, &message),
+    }
+}
+
+/// The reply to request `id` as one SSE event, answered at once (`content-length` set).
+pub fn sse_answer(
+    id: &RawValue,
+    answer: Result<super::methods::Answer, (i64, String)>,
+    session: &str,
+) -> Response {
+    match answer {
+        Ok(result) => {
+            let write = |body: &mut Vec<u8>| write_result_json(body, id, &result);
+            match sse_with(result.size_hint() + 64, session, write) {
+                Ok(response) => response,
+                Err(e) => sse(&error_json(id, INTERNAL_ERROR, &e.to_string()), session),
+            }
+        }
+        Err((code, message)) => sse(&error_json(id, code, &message), session),
+    }
+}
+
+/// A ping comment as sse-starlette writes one: `: ping - 2026-12-07 15:44:10.123456+00:00`.
+pub fn ping() -> Bytes {
+    let now = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S%.6f+00:00");
+    Bytes::from(format!(": ping - {now}\r\n\r\n"))
+}
+
+/// `message` framed as one SSE event: `event: message`, its `data`, a blank line.
+pub fn sse_event(message: &[u8]) -> Bytes {
+    let mut event = Vec::with_capacity(SSE_BEFORE.len() + message.len() + SSE_AFTER.len());
+    event.extend_from_slice(SSE_BEFORE);
+    event.extend_from_slice(message);
+    event.extend_from_slice(SSE_AFTER);
+    event.into()
+}
+
 /// A 200 SSE answer carrying one message, as the reference frames it.
 pub fn sse(message: &[u8], session: &str) -> Response {
-    let mut body = Vec::with_capacity(SSE_BEFORE.len() + message.len() + SSE_AFTER.len());
-    body.extend_from_slice(SSE_BEFORE);
-    body.extend_from_slice(message);
-    body.extend_from_slice(SSE_AFTER);
-    event_stream(Body::from(body), session)
+    event_stream(Body::from(sse_event(message)), session)
 }
 
 /// A 200 SSE answer carrying the message `write` appends to its body (about `size_hint`

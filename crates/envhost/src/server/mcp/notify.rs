@@ -1,0 +1,232 @@
+//! Notifications a tool call sends its MCP caller while it runs (protocol.md#progress,
+//! protocol.md#logging): the guest's progress reports, when the request carried a
+//! `progressToken`, and its log records at or above the level the session set with
+//! `logging/setLevel`, each an SSE event on the request's own stream before its answer.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use rmcp::model::{NumberOrString, ProgressNotificationParam, ProgressToken};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use envhost_runtime::Peer;
+
+use super::wire;
+
+/// Notifications a stream holds before they are written, at most; beyond, progress reports and
+/// log records are dropped (the answer never is).
+pub const BUFFERED: usize = 256;
+
+/// MCP's log levels, least severe first (`logging/setLevel`'s `level`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// `debug`
+    Debug = 1,
+    /// `info`
+    Info,
+    /// `notice`
+    Notice,
+    /// `warning`
+    Warning,
+    /// `error`
+    Error,
+    /// `critical`
+    Critical,
+    /// `alert`
+    Alert,
+    /// `emergency`
+    Emergency,
+}
+
+impl Level {
+    /// The level of a guest's record: `trace` and `debug` are `debug`, `warn` is `warning`.
+    pub fn of(level: tracing::Level) -> Self {
+        match level {
+            tracing::Level::TRACE | tracing::Level::DEBUG => Self::Debug,
+            tracing::Level::INFO => Self::Info,
+            tracing::Level::WARN => Self::Warning,
+            tracing::Level::ERROR => Self::Error,
+        }
+    }
+
+    /// The level numbered `n` by [`Level::number`]; none for 0.
+    pub fn from_number(n: u8) -> Option<Self> {
+        [
+            Self::Debug,
+            Self::Info,
+            Self::Notice,
+            Self::Warning,
+            Self::Error,
+            Self::Critical,
+            Self::Alert,
+            Self::Emergency,
+        ]
+        .into_iter()
+        .find(|level| level.number() == n)
+    }
+
+    /// 1 (`debug`) to 8 (`emergency`).
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+}
+
+/// An event on a request's stream.
+pub enum Event {
+    /// A notification, framed.
+    Notification(Bytes),
+    /// The answer, framed: the stream's last event.
+    Answer(Bytes),
+}
+
+/// What the call's notifications go to: the stream of the request that made it.
+pub struct StreamPeer {
+    events: mpsc::Sender<Event>,
+    progress_token: Option<ProgressToken>,
+    level: Option<Level>,
+    logger: String,
+}
+
+impl StreamPeer {
+    /// The peer of a call whose request carried `progress_token`, in a session whose log level
+    /// is `level`, sending to `events`; records name `logger` (the environment).
+    pub fn new(
+        events: mpsc::Sender<Event>,
+        progress_token: Option<ProgressToken>,
+        level: Option<Level>,
+        logger: String,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            events,
+            progress_token,
+            level,
+            logger,
+        })
+    }
+
+    fn send(&self, method: &str, params: &impl Serialize) {
+        #[derive(Serialize)]
+        struct Notification<'a, P> {
+            jsonrpc: &'static str,
+            method: &'a str,
+            params: &'a P,
+        }
+        let message = Notification {
+            jsonrpc: "2.0",
+            method,
+            params,
+        };
+        if let Ok(json) = serde_json::to_vec(&message) {
+            let _ = self
+                .events
+                .try_send(Event::Notification(wire::sse_event(&json)));
+        }
+    }
+}
+
+impl Peer for StreamPeer {
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        let mut params = ProgressNotificationParam::new(token.clone(), progress);
+        params.total = total;
+        params.message = message;
+        self.send("notifications/progress", &params);
+    }
+
+    fn log(&self, level: tracing::Level, message: &str, fields: Option<&str>) {
+        let level = Level::of(level);
+        if self.level.is_none_or(|least| level < least) {
+            return;
+        }
+        let data = match fields.and_then(|f| serde_json::from_str::<Map<String, Value>>(f).ok()) {
+            Some(mut fields) => {
+                fields.insert("message".into(), Value::String(message.into()));
+                Value::Object(fields)
+            }
+            None => Value::String(message.into()),
+        };
+        #[derive(Serialize)]
+        struct Record<'a> {
+            level: Level,
+            logger: &'a str,
+            data: Value,
+        }
+        let record = Record {
+            level,
+            logger: &self.logger,
+            data,
+        };
+        self.send("notifications/message", &record);
+    }
+}
+
+/// The `progressToken` of a request's `_meta`, when it is a string or an integer.
+pub fn progress_token(meta: Option<&Map<String, Value>>) -> Option<ProgressToken> {
+    match meta?.get("progressToken")? {
+        Value::String(s) => Some(ProgressToken(NumberOrString::String(s.as_str().into()))),
+        Value::Number(n) => n.as_i64().map(|n| ProgressToken(NumberOrString::Number(n))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn received(rx: &mut mpsc::Receiver<Event>) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(Event::Notification(bytes)) = rx.try_recv() {
+            let text = std::str::from_utf8(&bytes).unwrap();
+            let json = text
+                .trim_start_matches("event: message\r\ndata: ")
+                .trim_end();
+            out.push(serde_json::from_str(json).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn progress_goes_out_only_with_a_token_and_records_at_the_sessions_level() {
+        let (tx, mut rx) = mpsc::channel(BUFFERED);
+        let quiet = StreamPeer::new(tx.clone(), None, None, "slack".into());
+        quiet.progress(1.0, None, None);
+        quiet.log(tracing::Level::ERROR, "boom", None);
+        assert!(received(&mut rx).is_empty());
+
+        let meta = serde_json::json!({"progressToken": "p-1"});
+        let token = progress_token(meta.as_object());
+        let peer = StreamPeer::new(tx, token, Some(Level::Info), "slack".into());
+        peer.progress(50.0, Some(100.0), None);
+        peer.log(tracing::Level::DEBUG, "dropped", None);
+        peer.log(
+            tracing::Level::WARN,
+            "kept",
+            Some(r#"{"channel": "general"}"#),
+        );
+        assert_eq!(
+            received(&mut rx),
+            [
+                serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": "p-1", "progress": 50.0, "total": 100.0}}),
+                serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "warning", "logger": "slack",
+                               "data": {"channel": "general", "message": "kept"}}}),
+            ]
+        );
+    }
+
+    #[test]
+    fn levels_are_ordered_and_numbered() {
+        assert!(Level::Debug < Level::Emergency);
+        assert_eq!(
+            Level::from_number(Level::Warning.number()),
+            Some(Level::Warning)
+        );
+        assert_eq!(Level::from_number(0), None);
+    }
+}
