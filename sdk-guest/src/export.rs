@@ -244,7 +244,7 @@ macro_rules! __export {
                 }
             }
 
-            $crate::bindings::export!(Export with_types_in $crate::bindings);
-};
+    $crate::bindings::export!(Export with_types_in $crate::bindings);
+        };
     };
 }

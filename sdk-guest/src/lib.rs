@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod client;
 pub mod computer;
 mod context;
 mod error;

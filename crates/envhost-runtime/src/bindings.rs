@@ -7,6 +7,7 @@
 wasmtime::component::bindgen!({
     world: "environment",
     path: "../../wit/environment",
+    imports: { "agentenv:environment/client.request": async },
     exports: { default: async },
 });
 

@@ -32,10 +32,30 @@ impl CallContext {
     }
 }
 
-/// The caller of a tool call as its guest may reach it while the call runs: progress reports
-/// and log records (protocol.md#progress, protocol.md#logging). A served MCP request's stream
-/// is one; a replayed call has none, so nothing is sent twice.
+/// Why a request to the caller got no result (the WIT `client.request-error`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientError {
+    /// The JSON-RPC error code: the client's, or envhost's (`-32601` no such client or
+    /// capability, `-32001` no answer in time).
+    pub code: i32,
+    /// The message.
+    pub message: String,
+}
+
+/// What a request to the caller answered: its result object as JSON text, or its error.
+pub type Exchange = Result<String, ClientError>;
+
+/// A request to the caller, to be answered.
+pub type Asked = std::pin::Pin<Box<dyn std::future::Future<Output = Exchange> + Send>>;
+
+/// The caller of a tool call as its guest may reach it while the call runs: progress reports,
+/// log records and requests (protocol.md#progress, protocol.md#logging,
+/// protocol.md#client-requests). A served MCP request's stream is one; a replayed call has
+/// none, so nothing is sent twice and requests are answered from the journal.
 pub trait Peer: Send + Sync {
+    /// Sends request `method` with `params` (a JSON object as text) to the caller.
+    fn request(&self, method: String, params: String) -> Asked;
+
     /// The guest reported `progress` out of `total` (none when unknown), with a message.
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
 

@@ -35,7 +35,7 @@ mod store;
 mod threads;
 pub mod world;
 
-pub use call::{CallContext, Peer};
+pub use call::{Asked, CallContext, ClientError, Exchange, Peer};
 pub use capability::wasi::{Reading, Seed};
 pub use convert::part_to_guest;
 pub use engine::{Runtime, RuntimeConfig};

@@ -131,6 +131,14 @@ impl Deadline {
         self.at = None;
     }
 
+    /// Moves a dated deadline `by` later: time the guest spent waiting on its caller (a client
+    /// request) is not its own.
+    pub(crate) fn shift(&mut self, by: Duration) {
+        if let Some(at) = self.at {
+            self.at = Some(at.checked_add(by).unwrap_or(at));
+        }
+    }
+
     /// Whether the call has run past its deadline. The first tick of a call sets the deadline
     /// one tick before now plus the allowance (the closest it can know of the call's start).
     pub(crate) fn passed(&mut self) -> bool {

@@ -112,7 +112,13 @@ impl Snapshot {
         let mut journal = Journal::with_hash(file.start, hash);
         for (i, e) in file.journal.into_iter().enumerate() {
             let e = entry(e).map_err(|m| SnapshotFileError::Shape(format!("journal[{i}]: {m}")))?;
-            journal.push(&e.op, e.context.as_ref(), &e.readings, &e.answer);
+            journal.push(
+                &e.op,
+                e.context.as_ref(),
+                &e.readings,
+                &e.answer,
+                &e.exchanges,
+            );
         }
         // Frozen, so that every restore's copy shares the entries.
         journal.share();
@@ -160,6 +166,17 @@ struct EntryFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     readings: Vec<Reading>,
     answer: String,
+    /// What the caller answered the guest's requests: `{"result"}` (JSON text) or `{"code",
+    /// "message"}` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    exchanges: Vec<ExchangeFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+enum ExchangeFile {
+    Result { result: String },
+    Error { code: i32, message: String },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -254,6 +271,19 @@ fn entry_file(entry: &Entry) -> EntryFile {
         }),
         readings: entry.readings.clone(),
         answer: hex(&entry.answer),
+        exchanges: entry
+            .exchanges
+            .iter()
+            .map(|e| match e {
+                Ok(result) => ExchangeFile::Result {
+                    result: result.clone(),
+                },
+                Err(e) => ExchangeFile::Error {
+                    code: e.code,
+                    message: e.message.clone(),
+                },
+            })
+            .collect(),
     }
 }
 
@@ -286,11 +316,22 @@ fn entry(file: EntryFile) -> Result<Entry, String> {
         arguments: c.arguments,
         call_id: c.call_id,
     });
+    let exchanges = file
+        .exchanges
+        .into_iter()
+        .map(|e| match e {
+            ExchangeFile::Result { result } => Ok(result),
+            ExchangeFile::Error { code, message } => {
+                Err(crate::call::ClientError { code, message })
+            }
+        })
+        .collect();
     Ok(Entry {
         op,
         context,
         readings: file.readings,
         answer,
+        exchanges,
     })
 }
 
@@ -387,9 +428,22 @@ mod tests {
         let same = CallContext::new(caller.clone(), "slack_send".into(), "{}".into());
         let other = CallContext::new(caller, "slack_send".into(), r#"{"x":1}"#.into());
         let mut journal = Journal::new(vec![Reading::Wall(1)]);
-        journal.push(&parts, None, &[Reading::Monotonic(5)], &[7; 32]);
-        journal.push(&call, Some(&same), &[Reading::Wall(1 << 60)], &[9; 32]);
-        journal.push(&call, Some(&other), &[], &[3; 32]);
+        let asked = [
+            Ok(r#"{"action":"accept"}"#.to_owned()),
+            Err(crate::call::ClientError {
+                code: -32601,
+                message: "no sampling".into(),
+            }),
+        ];
+        journal.push(&parts, None, &[Reading::Monotonic(5)], &[7; 32], &[]);
+        journal.push(
+            &call,
+            Some(&same),
+            &[Reading::Wall(1 << 60)],
+            &[9; 32],
+            &asked,
+        );
+        journal.push(&call, Some(&other), &[], &[3; 32], &[]);
         let snapshot = Snapshot {
             environment: "slack".into(),
             digest: "sha256:00".into(),
@@ -408,6 +462,18 @@ mod tests {
         assert_eq!(entries[1].context.as_ref(), Some(&same));
         assert_eq!(entries[2].context.as_ref(), Some(&other));
         assert_eq!(entries[1].readings, [Reading::Wall(1 << 60)]);
+        assert_eq!(entries[1].exchanges, asked);
+        assert!(entries[2].exchanges.is_empty());
+        assert_eq!(
+            snapshot
+                .journal
+                .entries()
+                .nth(1)
+                .unwrap()
+                .unwrap()
+                .exchanges,
+            asked
+        );
     }
 
     #[test]
@@ -415,7 +481,7 @@ mod tests {
         let mut journal = Journal::with_hash(vec![], AnswerHash::Sha256);
         let done = Ok(crate::journal::Answer::Done);
         let answer = journal.digest(&done);
-        journal.push(&Op::Reset, None, &[], &answer);
+        journal.push(&Op::Reset, None, &[], &answer, &[]);
         let snapshot = Snapshot {
             environment: "slack".into(),
             digest: "sha256:00".into(),

@@ -5,6 +5,7 @@ use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
 use crate::agent::AgentState;
+use crate::capability::client::ClientView;
 use crate::capability::context::Context;
 use crate::capability::log::{Log, LogView};
 use crate::capability::pixels::Pixels;
@@ -103,6 +104,14 @@ impl StoreData {
         LogView {
             log: &mut self.log,
             context: &self.context,
+        }
+    }
+
+    /// The `client` capability's view: the call being served and its deadline.
+    pub(crate) fn client_view(&mut self) -> ClientView<'_> {
+        ClientView {
+            context: &mut self.context,
+            deadline: &mut self.deadline,
         }
     }
 

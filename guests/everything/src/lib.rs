@@ -1,10 +1,12 @@
 //! The fixture MCP's conformance suite (`@modelcontextprotocol/conformance`, scenarios of its
 //! default server suite) runs against: the tools, resources and prompts each scenario names,
 //! answering as each scenario expects. Tools return results verbatim (`ToolResult`), report
-//! progress and write log records; resources, templates, prompts and completions are served
-//! through the `#[mcp]` handler.
+//! progress, write log records and ask the client (sampling, elicitation); resources,
+//! templates, prompts and completions are served through the `#[mcp]` handler.
 
-use envhost_sdk::{ContentBlock, EnvError, ImageContent, ToolResult, environment, log, progress};
+use envhost_sdk::{
+    ContentBlock, EnvError, ImageContent, ToolResult, client, environment, log, progress,
+};
 use serde_json::{Value, json};
 
 /// A 1×1 red PNG, base64-encoded.
@@ -74,7 +76,9 @@ impl Everything {
             "text/plain",
             "This is an embedded resource content.",
         );
-        result(vec![block(json!({"type": "resource", "resource": embedded}))])
+        result(vec![block(
+            json!({"type": "resource", "resource": embedded}),
+        )])
     }
 
     /// Answers text, an image and an embedded resource.
@@ -119,6 +123,71 @@ impl Everything {
                 "This tool intentionally returns an error for testing",
             )])
         }
+    }
+
+    /// Asks the client's model to answer `prompt`.
+    #[tool(name = "test_sampling")]
+    fn sampling(
+        &self,
+        #[arg(description = "The prompt to send to the LLM.")] prompt: String,
+    ) -> ToolResult {
+        answered(client::sample(&prompt, 100).map(|sampled| {
+            let text = sampled
+                .pointer("/content/text")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            format!("LLM response: {text}")
+        }))
+    }
+
+    /// Asks the client's user for a username and an email.
+    #[tool(name = "test_elicitation")]
+    fn elicitation(
+        &self,
+        #[arg(description = "The message to show the user.")] message: String,
+    ) -> ToolResult {
+        let schema = json!({"type": "object", "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}},
+            "required": ["username", "email"]});
+        answered(client::elicit(&message, &schema).map(|answer| format!("User response: {answer}")))
+    }
+
+    /// Asks the client's user for values of every primitive type, each with a default.
+    #[tool(name = "test_elicitation_sep1034_defaults")]
+    fn elicitation_defaults(&self) -> ToolResult {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {"type": "string", "description": "User status",
+                       "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}},
+            "required": []});
+        elicited(client::elicit("Please provide your details", &schema))
+    }
+
+    /// Asks the client's user to choose from enums of each of the five shapes.
+    #[tool(name = "test_elicitation_sep1330_enums")]
+    fn elicitation_enums(&self) -> ToolResult {
+        let titled = |pairs: &[(&str, &str)]| -> Vec<Value> {
+            pairs
+                .iter()
+                .map(|(value, title)| json!({"const": value, "title": title}))
+                .collect()
+        };
+        let schema = json!({"type": "object", "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "oneOf": titled(&[
+                ("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")])},
+            "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                           "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array",
+                              "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "items": {"anyOf": titled(&[
+                ("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")])}}},
+            "required": []});
+        elicited(client::elicit("Please choose", &schema))
     }
 
     /// Resources, templates, prompts and completions.
@@ -176,6 +245,29 @@ impl Everything {
     }
 }
 
+/// A text result of `answer`, or an error result with the client's error.
+fn answered(answer: Result<String, client::ClientError>) -> ToolResult {
+    match answer {
+        Ok(text) => result(vec![ContentBlock::Text(text)]),
+        Err(e) => ToolResult {
+            is_error: true,
+            ..result(vec![ContentBlock::Text(format!("the client refused: {e}"))])
+        },
+    }
+}
+
+/// The text result of an elicitation: its action and content.
+fn elicited(answer: Result<Value, client::ClientError>) -> ToolResult {
+    answered(answer.map(|answer| {
+        let action = answer
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or("cancel");
+        let content = answer.get("content").cloned().unwrap_or(json!({}));
+        format!("Elicitation completed: action={action}, content={content}")
+    }))
+}
+
 /// Decodes standard base64 (the fixture's own constants; padding ignored).
 fn decode_base64(text: &str) -> Vec<u8> {
     let value = |c: u8| match c {
@@ -214,7 +306,8 @@ fn read(uri: &str) -> Result<Value, EnvError> {
             .and_then(|rest| rest.strip_suffix("/data"))
         {
             Some(id) if !id.is_empty() && !id.contains('/') => {
-                let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                let data =
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
                 resource(uri, "application/json", &data.to_string())
             }
             _ => {

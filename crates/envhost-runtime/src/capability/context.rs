@@ -2,22 +2,52 @@
 //! extension call it is serving (who calls, the tool, the arguments, a fresh call id;
 //! protocol.md#callers), and nothing outside a call.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use wasmtime::component::{HasSelf, Linker};
 
 use crate::bindings::agentenv::environment::context;
-use crate::call::{CallContext, Peer};
+use crate::call::{CallContext, Exchange, Peer};
 
 /// The `context` capability's state in a store: the call being served, if any, and its caller
-/// as the guest may reach it (the `progress` and `log` capabilities send there).
+/// as the guest may reach it (the `progress`, `log` and `client` capabilities send there), with
+/// the answers of the call's requests to the caller: recorded, or played back in a replay.
 #[derive(Default)]
 pub struct Context {
     call: Option<CallContext>,
     peer: Option<Arc<dyn Peer>>,
+    /// In a replay, the recorded answers still to give, in order.
+    playback: Option<VecDeque<Exchange>>,
+    /// The answers given during the current call.
+    recorded: Vec<Exchange>,
 }
 
 impl Context {
+    /// Answers the call's requests to the caller from `exchanges`, as recorded, instead of
+    /// asking (`None`: ask the peer).
+    pub(crate) fn play(&mut self, exchanges: Option<Vec<Exchange>>) {
+        self.playback = exchanges.map(VecDeque::from);
+        self.recorded.clear();
+    }
+
+    /// The next recorded answer in a replay; `None` when not replaying, `Some(None)` when the
+    /// replay has no more.
+    pub(crate) fn next_played(&mut self) -> Option<Option<Exchange>> {
+        self.playback.as_mut().map(VecDeque::pop_front)
+    }
+
+    /// Records an answer the caller gave.
+    pub(crate) fn record(&mut self, exchange: Exchange) {
+        self.recorded.push(exchange);
+    }
+
+    /// The answers recorded since [`Context::play`], taken.
+    pub(crate) fn take_recorded(&mut self) -> Vec<Exchange> {
+        self.playback = None;
+        std::mem::take(&mut self.recorded)
+    }
+
     /// Sends to `peer` from now on (`None` between calls and in a replay).
     pub(crate) fn set_peer(&mut self, peer: Option<Arc<dyn Peer>>) {
         self.peer = peer;

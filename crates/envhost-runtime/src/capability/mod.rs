@@ -10,6 +10,8 @@
 //! - [`context`]: `agentenv:environment/context`, the call being served.
 //! - [`log`]: `agentenv:environment/log`, the guest's log records, rate-limited, into the host's
 //!   log.
+//! - [`client`]: `agentenv:environment/client`, requests to the caller of the tool call
+//!   served, journaled.
 //! - [`progress`]: `agentenv:environment/progress`, the progress of the tool call served, sent
 //!   to its caller.
 //! - [`pixels`]: `agentenv:computer/pixels`, captures the host holds for a driver.
@@ -17,6 +19,7 @@
 //! - [`x11`]: `agentenv:computer/x11`, a granted display's X server: capture and XTEST input.
 
 pub mod agent;
+pub mod client;
 pub mod context;
 pub mod log;
 pub mod pixels;

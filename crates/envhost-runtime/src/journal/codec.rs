@@ -2,13 +2,15 @@
 //! flags as one byte, strings and byte lists as a little-endian `u32` length then the bytes,
 //! clock readings as a tag byte and a little-endian `u64`, the answer digest as its 32 bytes.
 //! A tool or extension call's context keeps its arguments only when they differ from the
-//! call's own (they rarely do).
+//! call's own (they rarely do). An entry whose guest made requests to its caller has
+//! [`EXCHANGES`] set in its op's tag and the answers after its digest: each a count, then tag 0
+//! and the result, or tag 1, the error code as a little-endian `i32` and the message.
 
 use envhost_protocol::Caller;
 
 use super::op::{AnswerDigest, Entry, Op};
 use crate::bindings::agentenv::environment::types as wit;
-use crate::call::CallContext;
+use crate::call::{CallContext, ClientError, Exchange};
 use crate::capability::wasi::Reading;
 
 /// Bytes of framing, context and digest an entry takes besides its operation's strings, at
@@ -46,6 +48,9 @@ fn size_hint(op: &Op) -> usize {
         }
 }
 
+/// The bit of an op's tag that says the entry ends with its requests' answers.
+const EXCHANGES: u8 = 0x80;
+
 /// Appends one entry to `out`.
 pub(crate) fn encode(
     out: &mut Vec<u8>,
@@ -53,8 +58,10 @@ pub(crate) fn encode(
     context: Option<&CallContext>,
     readings: &[Reading],
     answer: &AnswerDigest,
+    exchanges: &[Exchange],
 ) {
     out.reserve(size_hint(op));
+    let start = out.len();
     let mut w = Writer(out);
     match op {
         Op::Reset => w.u8(0),
@@ -105,12 +112,30 @@ pub(crate) fn encode(
         w.raw(&ns.to_le_bytes());
     }
     w.raw(answer);
+    if !exchanges.is_empty() {
+        w.len(exchanges.len());
+        for exchange in exchanges {
+            match exchange {
+                Ok(result) => {
+                    w.u8(0);
+                    w.str(result);
+                }
+                Err(e) => {
+                    w.u8(1);
+                    w.raw(&e.code.to_le_bytes());
+                    w.str(&e.message);
+                }
+            }
+        }
+        out[start] |= EXCHANGES;
+    }
 }
 
 /// Takes one entry off the front of `input`; `None` when it is not a whole entry.
 pub(crate) fn decode(input: &mut &[u8]) -> Option<Entry> {
     let mut r = Reader(input);
-    let op = match r.u8()? {
+    let tag = r.u8()?;
+    let op = match tag & !EXCHANGES {
         0 => Op::Reset,
         1 => {
             let count = r.len()?;
@@ -167,11 +192,30 @@ pub(crate) fn decode(input: &mut &[u8]) -> Option<Entry> {
         })
         .collect::<Option<_>>()?;
     let answer = r.take(32)?.try_into().ok()?;
+    let exchanges = if tag & EXCHANGES == 0 {
+        Vec::new()
+    } else {
+        let count = r.len()?;
+        (0..count)
+            .map(|_| match r.u8()? {
+                0 => Some(Ok(r.string()?)),
+                1 => {
+                    let code = i32::from_le_bytes(r.take(4)?.try_into().ok()?);
+                    Some(Err(ClientError {
+                        code,
+                        message: r.string()?,
+                    }))
+                }
+                _ => None,
+            })
+            .collect::<Option<_>>()?
+    };
     Some(Entry {
         op,
         context,
         readings,
         answer,
+        exchanges,
     })
 }
 
@@ -360,12 +404,16 @@ mod tests {
                 op: "stats".into(),
                 request: big.clone(),
             },
+            Op::CallMcp {
+                method: "resources/read".into(),
+                params: big.clone(),
+            },
         ];
         let answer = Journal::default().digest(&Ok(Answer::Done));
         let readings = [Reading::Monotonic(1), Reading::Wall(2)];
         for op in &ops {
             let mut out = Vec::new();
-            encode(&mut out, op, None, &readings, &answer);
+            encode(&mut out, op, None, &readings, &answer, &[]);
             assert!(out.len() <= size_hint(op), "{}", op.describe());
             assert!(
                 out.len() + ENTRY_FRAMING > size_hint(op),
@@ -374,5 +422,32 @@ mod tests {
             );
             assert!(decode(&mut out.as_slice()).is_some());
         }
+    }
+
+    #[test]
+    fn an_entry_keeps_its_requests_answers_and_one_without_any_is_unchanged() {
+        let op = Op::CallTool {
+            name: "ask".into(),
+            arguments: "{}".into(),
+        };
+        let answer = [5; 32];
+        let asked = [
+            Ok(r#"{"action":"accept"}"#.to_owned()),
+            Err(ClientError {
+                code: -32601,
+                message: "no".into(),
+            }),
+        ];
+        let (mut plain, mut with) = (Vec::new(), Vec::new());
+        encode(&mut plain, &op, None, &[], &answer, &[]);
+        encode(&mut with, &op, None, &[], &answer, &asked);
+        assert_eq!(plain[0], 3, "the tag of a tool call without requests");
+        assert_eq!(with[0], 3 | EXCHANGES);
+        let (mut a, mut b) = (plain.as_slice(), with.as_slice());
+        assert!(decode(&mut a).unwrap().exchanges.is_empty());
+        let entry = decode(&mut b).unwrap();
+        assert_eq!(entry.exchanges, asked);
+        assert!(matches!(entry.op, Op::CallTool { .. }));
+        assert!(a.is_empty() && b.is_empty());
     }
 }

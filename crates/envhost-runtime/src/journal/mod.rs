@@ -13,7 +13,7 @@ pub use digest::AnswerHash;
 pub use op::{Answer, AnswerDigest, Entry, Op, Outcome};
 
 use crate::bindings::agentenv::environment::types as wit;
-use crate::call::CallContext;
+use crate::call::{CallContext, Exchange};
 use crate::capability::wasi::Reading;
 
 /// The calls since an instance started, and the clock readings it made while starting. Entries
@@ -63,15 +63,16 @@ impl Journal {
         digest::digest(self.hash, answer)
     }
 
-    /// Appends a call.
+    /// Appends a call, with what its caller answered the guest's requests.
     pub fn push(
         &mut self,
         op: &Op,
         context: Option<&CallContext>,
         readings: &[Reading],
         answer: &AnswerDigest,
+        exchanges: &[Exchange],
     ) {
-        codec::encode(&mut self.log, op, context, readings, answer);
+        codec::encode(&mut self.log, op, context, readings, answer, exchanges);
         self.len += 1;
     }
 
@@ -136,17 +137,17 @@ mod tests {
         };
         let mut journal = Journal::new(vec![Reading::Monotonic(1)]);
         let answer = Journal::default().digest(&Ok(Answer::Done));
-        journal.push(&call(0), None, &[], &answer);
-        journal.push(&call(1), None, &[Reading::Wall(7)], &answer);
+        journal.push(&call(0), None, &[], &answer, &[]);
+        journal.push(&call(1), None, &[Reading::Wall(7)], &answer, &[]);
         let mut first = journal.share();
-        journal.push(&call(2), None, &[], &answer);
+        journal.push(&call(2), None, &[], &answer, &[]);
         let second = journal.share();
         assert_eq!(
             journal.share().share().len(),
             3,
             "sharing twice adds nothing"
         );
-        first.push(&call(9), None, &[], &answer);
+        first.push(&call(9), None, &[], &answer, &[]);
         assert_eq!(names(&second), ["tool 0", "tool 1", "tool 2"]);
         assert_eq!(names(&first), ["tool 0", "tool 1", "tool 9"]);
         assert_eq!(

@@ -126,4 +126,6 @@ pub struct Entry {
     pub readings: Vec<Reading>,
     /// The digest of its answer.
     pub answer: AnswerDigest,
+    /// What the caller answered the guest's requests during it, in order.
+    pub exchanges: Vec<crate::call::Exchange>,
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::counted::Counted;
-use crate::call::{CallContext, Peer};
+use crate::call::{CallContext, Exchange, Peer};
 use crate::capability::wasi::{Position, Reading, Seed, Sources};
 use crate::environment::{Environment, Live, Ready};
 use crate::error::{CallError, Fault, ReplayError};
@@ -20,6 +20,8 @@ pub(super) struct Ran {
     pub(super) readings: Vec<Reading>,
     /// Whether they departed from the tape's playback.
     pub(super) clocks_differ: bool,
+    /// What the caller answered the guest's requests meanwhile.
+    pub(super) exchanges: Vec<Exchange>,
 }
 
 /// What makes an episode's instances: its environment, and the sources of its random and
@@ -53,9 +55,10 @@ impl Maker {
     }
 
     /// Runs `op`, the journal's entry `index`, on `live` with `context` for the `context`
-    /// import, `peer` for its progress and log records, and a fresh CPU deadline: the outcome
-    /// and the clock readings made meanwhile, with whether they departed from the tape's
-    /// playback, and the context back.
+    /// import, `peer` for its progress, log records and requests (or, in a replay, `played`,
+    /// the requests' recorded answers), and a fresh CPU deadline: the outcome and the clock
+    /// readings made meanwhile, with whether they departed from the tape's playback, the
+    /// requests' answers, and the context back.
     pub(super) async fn run(
         &self,
         live: &mut Live,
@@ -63,9 +66,11 @@ impl Maker {
         op: &Op,
         context: Option<CallContext>,
         peer: Option<Arc<dyn Peer>>,
+        played: Option<Vec<Exchange>>,
     ) -> Ran {
         live.store.data_mut().context.set(context);
         live.store.data_mut().context.set_peer(peer);
+        live.store.data_mut().context.play(played);
         self.sources.dice.at(Position::Entry(index as u64));
         StoreData::arm_deadline(&mut live.store, self.environment.limits());
         let guest = live.world.agentenv_environment_env();
@@ -74,12 +79,14 @@ impl Maker {
         drop(counted);
         let context = live.store.data_mut().context.take();
         live.store.data_mut().context.set_peer(None);
+        let exchanges = live.store.data_mut().context.take_recorded();
         let (readings, clocks_differ) = self.sources.tape.take();
         Ran {
             outcome,
             context,
             readings,
             clocks_differ,
+            exchanges,
         }
     }
 
@@ -136,7 +143,14 @@ impl Maker {
                 clocks_differ,
                 ..
             } = self
-                .run(&mut live, index, &entry.op, entry.context.clone(), None)
+                .run(
+                    &mut live,
+                    index,
+                    &entry.op,
+                    entry.context.clone(),
+                    None,
+                    Some(entry.exchanges.clone()),
+                )
                 .await;
             let diverged = |what: String| ReplayError::Diverged {
                 index,

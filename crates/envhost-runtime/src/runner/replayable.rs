@@ -81,15 +81,17 @@ impl Replayable {
             outcome,
             context,
             readings,
+            exchanges,
             ..
         } = self
             .maker
-            .run(live, self.journal.len(), &op, context, peer)
+            .run(live, self.journal.len(), &op, context, peer, None)
             .await;
         match outcome {
             Ok(answer) => {
                 let digest = self.journal.digest(&answer);
-                self.journal.push(&op, context.as_ref(), &readings, &digest);
+                let journal = &mut self.journal;
+                journal.push(&op, context.as_ref(), &readings, &digest, &exchanges);
                 answer.map_err(|e| CallError::Guest(crate::convert::coded_error(e)))
             }
             Err(error) => {
@@ -112,12 +114,12 @@ impl Replayable {
             Ok((mut fresh, start)) => {
                 let Ran {
                     outcome, readings, ..
-                } = self.maker.run(&mut fresh, 0, &op, None, None).await;
+                } = self.maker.run(&mut fresh, 0, &op, None, None, None).await;
                 match outcome {
                     Ok(Ok(answer)) => {
                         self.journal = Journal::new(start);
                         let digest = self.journal.digest(&Ok(Answer::Done));
-                        self.journal.push(&op, None, &readings, &digest);
+                        self.journal.push(&op, None, &readings, &digest, &[]);
                         self.live = Some(fresh);
                         return Ok(answer);
                     }

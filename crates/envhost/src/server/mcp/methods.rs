@@ -167,6 +167,8 @@ struct SetLevelParams {
 struct InitializeParams {
     #[serde(rename = "protocolVersion", default)]
     protocol_version: Option<String>,
+    #[serde(default)]
+    capabilities: Option<Map<String, Value>>,
 }
 
 fn params<T: DeserializeOwned + Default>(params: Option<&RawValue>) -> Result<T, MethodError> {
@@ -189,9 +191,15 @@ fn caller(meta: Option<&Map<String, Value>>, headers: &HeaderMap, session: &str)
     mcp_caller(meta, role, Some(session))
 }
 
-/// `initialize`: the client's protocol version when served, else the latest.
-fn initialize(tools: &dyn Tools, params: Option<&RawValue>) -> Result<Answer, MethodError> {
+/// `initialize`: the client's protocol version when served, else the latest; the client's
+/// capabilities are kept with its session.
+fn initialize(
+    tools: &dyn Tools,
+    params: Option<&RawValue>,
+    session: &Session,
+) -> Result<Answer, MethodError> {
     let asked: InitializeParams = self::params(params)?;
+    session.set_client_capabilities(asked.capabilities.unwrap_or_default());
     let version = asked
         .protocol_version
         .filter(|v| SUPPORTED_VERSIONS.contains(&v.as_str()))
@@ -212,7 +220,7 @@ pub async fn handle(
     peer: Option<Arc<dyn Peer>>,
 ) -> Result<Answer, MethodError> {
     match method {
-        "initialize" => initialize(tools, params),
+        "initialize" => initialize(tools, params, session),
         "ping" => raw(&serde_json::json!({})),
         "logging/setLevel" => {
             let p: SetLevelParams = params

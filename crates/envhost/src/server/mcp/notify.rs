@@ -1,19 +1,44 @@
-//! Notifications a tool call sends its MCP caller while it runs (protocol.md#progress,
-//! protocol.md#logging): the guest's progress reports, when the request carried a
-//! `progressToken`, and its log records at or above the level the session set with
-//! `logging/setLevel`, each an SSE event on the request's own stream before its answer.
+//! What a tool call sends its MCP caller while it runs (protocol.md#progress,
+//! protocol.md#logging, protocol.md#client-requests): the guest's progress reports, when the
+//! request carried a `progressToken`; its log records at or above the level the session set
+//! with `logging/setLevel`; and its requests to the client (sampling, elicitation, roots), whose
+//! replies come back in POSTs of the same session. Each is an SSE event on the request's own
+//! stream before its answer.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use rmcp::model::{NumberOrString, ProgressNotificationParam, ProgressToken};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use envhost_runtime::Peer;
+use envhost_runtime::{Asked, ClientError, Peer};
 
+use super::sessions::Session;
 use super::wire;
+
+/// How long a request to the client waits for its reply (a person may be answering an
+/// elicitation).
+pub const CLIENT_REPLY_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// JSON-RPC's "method not found": no client, or none that declared the capability.
+const NOT_OFFERED: i32 = -32601;
+/// envhost's code for a request the client never answered.
+const NO_REPLY: i32 = -32001;
+
+/// The client capability a request to the client needs; `None` for a method envhost does not
+/// send.
+pub fn capability_for(method: &str) -> Option<&'static str> {
+    match method {
+        "sampling/createMessage" => Some("sampling"),
+        "elicitation/create" => Some("elicitation"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
 
 /// Notifications a stream holds before they are written, at most; beyond, progress reports and
 /// log records are dropped (the answer never is).
@@ -76,34 +101,40 @@ impl Level {
 
 /// An event on a request's stream.
 pub enum Event {
-    /// A notification, framed.
-    Notification(Bytes),
+    /// A notification or a request to the client, framed.
+    Message(Bytes),
     /// The answer, framed: the stream's last event.
     Answer(Bytes),
 }
 
-/// What the call's notifications go to: the stream of the request that made it.
+/// What the call's notifications and requests go to: the stream of the request that made it,
+/// in its session.
 pub struct StreamPeer {
     events: mpsc::Sender<Event>,
     progress_token: Option<ProgressToken>,
     level: Option<Level>,
     logger: String,
+    session: Option<Arc<Session>>,
 }
 
 impl StreamPeer {
     /// The peer of a call whose request carried `progress_token`, in a session whose log level
-    /// is `level`, sending to `events`; records name `logger` (the environment).
+    /// is `level`, sending to `events`; records name `logger` (the environment). Requests to
+    /// the client go through `session`, which routes their replies (none: every request is
+    /// refused).
     pub fn new(
         events: mpsc::Sender<Event>,
         progress_token: Option<ProgressToken>,
         level: Option<Level>,
         logger: String,
+        session: Option<Arc<Session>>,
     ) -> Arc<Self> {
         Arc::new(Self {
             events,
             progress_token,
             level,
             logger,
+            session,
         })
     }
 
@@ -120,14 +151,125 @@ impl StreamPeer {
             params,
         };
         if let Ok(json) = serde_json::to_vec(&message) {
-            let _ = self
-                .events
-                .try_send(Event::Notification(wire::sse_event(&json)));
+            let _ = self.events.try_send(Event::Message(wire::sse_event(&json)));
         }
     }
 }
 
+/// A [`ClientError`] of `code`.
+fn refused(code: i32, message: impl Into<String>) -> ClientError {
+    ClientError {
+        code,
+        message: message.into(),
+    }
+}
+
+/// A client's JSON-RPC error object as a [`ClientError`].
+fn client_error(error: &RawValue) -> ClientError {
+    #[derive(Deserialize)]
+    struct Error {
+        code: i32,
+        #[serde(default)]
+        message: String,
+    }
+    serde_json::from_str::<Error>(error.get()).map_or_else(
+        |_| {
+            refused(
+                NO_REPLY,
+                format!(
+                    "the client answered an error of no known shape: {}",
+                    error.get()
+                ),
+            )
+        },
+        |e| refused(e.code, e.message),
+    )
+}
+
+/// The refusal of a request the client cannot be sent: a method envhost does not send, or one
+/// whose capability the client did not declare.
+fn not_offered(method: &str) -> Asked {
+    let why = match capability_for(method) {
+        Some(capability) => format!("the client did not declare the {capability} capability"),
+        None => format!(
+            "envhost sends a client only sampling/createMessage, elicitation/create and \
+             roots/list, not {method}"
+        ),
+    };
+    Box::pin(std::future::ready(Err(refused(NOT_OFFERED, why))))
+}
+
+/// The peer of a tool call whose client wants nothing while it runs (no progress token, no log
+/// level) and can be asked nothing (it declared neither sampling, elicitation nor roots): its
+/// answer is one event, and the guest's requests are refused with the reason.
+pub struct Unaskable;
+
+impl Peer for Unaskable {
+    fn request(&self, method: String, _params: String) -> Asked {
+        not_offered(&method)
+    }
+
+    fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
+
+    fn log(&self, _: tracing::Level, _: &str, _: Option<&str>) {}
+}
+
 impl Peer for StreamPeer {
+    fn request(&self, method: String, params: String) -> Asked {
+        let Some(capability) = capability_for(&method) else {
+            return not_offered(&method);
+        };
+        let Some(session) = self.session.clone().filter(|s| s.client_can(capability)) else {
+            return not_offered(&method);
+        };
+        let Ok(params) = RawValue::from_string(params) else {
+            let why = "the request's params are not JSON";
+            return Box::pin(std::future::ready(Err(refused(-32602, why))));
+        };
+        #[derive(Serialize)]
+        struct Request<'a> {
+            jsonrpc: &'static str,
+            id: i64,
+            method: &'a str,
+            params: &'a RawValue,
+        }
+        let (id, reply) = session.expect_reply();
+        let message = Request {
+            jsonrpc: "2.0",
+            id,
+            method: &method,
+            params: &params,
+        };
+        let event = serde_json::to_vec(&message).map(|json| wire::sse_event(&json));
+        let events = self.events.clone();
+        Box::pin(async move {
+            let sent = match event {
+                Ok(event) => events.send(Event::Message(event)).await.is_ok(),
+                Err(_) => false,
+            };
+            if !sent {
+                session.forget_request(id);
+                return Err(refused(NO_REPLY, "the client's stream is gone"));
+            }
+            match tokio::time::timeout(CLIENT_REPLY_TIMEOUT, reply).await {
+                Ok(Ok(Ok(result))) => Ok(result.get().to_owned()),
+                Ok(Ok(Err(error))) => Err(client_error(&error)),
+                Ok(Err(_)) => Err(refused(
+                    NO_REPLY,
+                    "the session ended before the client answered",
+                )),
+                Err(_) => {
+                    session.forget_request(id);
+                    let secs = CLIENT_REPLY_TIMEOUT.as_secs();
+                    Err(refused(
+                        NO_REPLY,
+                        format!("the client did not answer in {secs} s"),
+                    ))
+                }
+            }
+        })
+    }
+
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         let Some(token) = &self.progress_token else {
             return;
@@ -180,7 +322,7 @@ mod tests {
 
     fn received(rx: &mut mpsc::Receiver<Event>) -> Vec<Value> {
         let mut out = Vec::new();
-        while let Ok(Event::Notification(bytes)) = rx.try_recv() {
+        while let Ok(Event::Message(bytes)) = rx.try_recv() {
             let text = std::str::from_utf8(&bytes).unwrap();
             let json = text
                 .trim_start_matches("event: message\r\ndata: ")
@@ -193,14 +335,14 @@ mod tests {
     #[test]
     fn progress_goes_out_only_with_a_token_and_records_at_the_sessions_level() {
         let (tx, mut rx) = mpsc::channel(BUFFERED);
-        let quiet = StreamPeer::new(tx.clone(), None, None, "slack".into());
+        let quiet = StreamPeer::new(tx.clone(), None, None, "slack".into(), None);
         quiet.progress(1.0, None, None);
         quiet.log(tracing::Level::ERROR, "boom", None);
         assert!(received(&mut rx).is_empty());
 
         let meta = serde_json::json!({"progressToken": "p-1"});
         let token = progress_token(meta.as_object());
-        let peer = StreamPeer::new(tx, token, Some(Level::Info), "slack".into());
+        let peer = StreamPeer::new(tx, token, Some(Level::Info), "slack".into(), None);
         peer.progress(50.0, Some(100.0), None);
         peer.log(tracing::Level::DEBUG, "dropped", None);
         peer.log(

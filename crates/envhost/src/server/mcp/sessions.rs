@@ -1,11 +1,14 @@
 //! MCP sessions (protocol.md#sessions): ids issued at `initialize`, forgotten on `DELETE`, after 30
 //! minutes idle, or never issued past 10,000 open ones — the reference's (mcp 1.30) defaults.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::{Notify, oneshot};
 
 use super::notify::Level;
 use crate::ids::{IdMap, fresh, key};
@@ -33,9 +36,56 @@ pub struct Session {
     /// The least severe level of the guest's log records the client wants
     /// (`logging/setLevel`), as [`Level::number`]; 0, none, until it sets one.
     log_level: AtomicU8,
+    /// The capabilities the client declared at `initialize`.
+    client_capabilities: OnceLock<Map<String, Value>>,
+    /// The id of the next request sent to the client.
+    next_request: AtomicI64,
+    /// The requests sent to the client and not yet answered, by id.
+    pending: Mutex<HashMap<i64, oneshot::Sender<Reply>>>,
 }
 
+/// A client's reply to a request the server sent: its `result`, or its `error` object.
+pub type Reply = Result<Box<RawValue>, Box<RawValue>>;
+
 impl Session {
+    /// Records the capabilities the client declared at `initialize`.
+    pub fn set_client_capabilities(&self, capabilities: Map<String, Value>) {
+        let _ = self.client_capabilities.set(capabilities);
+    }
+
+    /// Whether the client declared capability `name` (`sampling`, `elicitation`, `roots`).
+    pub fn client_can(&self, name: &str) -> bool {
+        self.client_capabilities
+            .get()
+            .is_some_and(|capabilities| capabilities.contains_key(name))
+    }
+
+    /// A fresh id for a request to the client, and where its reply will come.
+    pub fn expect_reply(&self) -> (i64, oneshot::Receiver<Reply>) {
+        let id = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending_table().insert(id, tx);
+        (id, rx)
+    }
+
+    /// Forgets request `id` (answered elsewhere, or given up on).
+    pub fn forget_request(&self, id: i64) {
+        self.pending_table().remove(&id);
+    }
+
+    /// Hands the client's `reply` to request `id` to whoever waits for it; false when none
+    /// does (an unknown or late id).
+    pub fn reply(&self, id: i64, reply: Reply) -> bool {
+        match self.pending_table().remove(&id) {
+            Some(waiting) => waiting.send(reply).is_ok(),
+            None => false,
+        }
+    }
+
+    fn pending_table(&self) -> std::sync::MutexGuard<'_, HashMap<i64, oneshot::Sender<Reply>>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The level the client set with `logging/setLevel`, if it set one.
     pub fn log_level(&self) -> Option<Level> {
         Level::from_number(self.log_level.load(Ordering::Relaxed))
@@ -154,6 +204,9 @@ impl Sessions {
             closed: AtomicBool::new(false),
             ended: Notify::new(),
             log_level: AtomicU8::new(0),
+            client_capabilities: OnceLock::new(),
+            next_request: AtomicI64::new(1),
+            pending: Mutex::default(),
         });
         table.sessions.insert(key, session.clone());
         Ok(session)

@@ -203,6 +203,10 @@ pub async fn post(endpoint: &dyn McpEndpoint, request: Request) -> Response {
     {
         return refusal.response(Some(&session.id));
     }
+    if let Some((id, reply)) = message.reply() {
+        session.reply(id, reply);
+        return wire::empty(StatusCode::ACCEPTED, Some(&session.id));
+    }
     match message.kind() {
         Kind::Accepted => wire::empty(StatusCode::ACCEPTED, Some(&session.id)),
         Kind::Request(id, method) => {
@@ -220,16 +224,29 @@ pub async fn post(endpoint: &dyn McpEndpoint, request: Request) -> Response {
                 let reply = wire::error_json(id, INTERNAL_ERROR, "the environment is not listed");
                 return wire::sse(&reply, &session.id);
             };
-            let answer =
-                methods::handle(&*tools, method, message.params, &headers, &session, None).await;
+            let peer: Arc<dyn envhost_runtime::Peer> = UNASKABLE.clone();
+            let answer = methods::handle(
+                &*tools,
+                method,
+                message.params,
+                &headers,
+                &session,
+                Some(peer),
+            )
+            .await;
             wire::sse_answer(id, answer, &session.id)
         }
     }
 }
 
-/// What a request's answer streams through: the endpoint's owned copy and the call's peer, when
-/// `method` is `tools/call` and the client asked for progress (a `progressToken`) or for log
-/// records (`logging/setLevel`); `None` for an answer that is one event.
+/// The peer of every tool call whose answer does not stream.
+static UNASKABLE: std::sync::LazyLock<Arc<notify::Unaskable>> =
+    std::sync::LazyLock::new(|| Arc::new(notify::Unaskable));
+
+/// What a request's answer streams through: the endpoint's owned copy and the call's progress
+/// token, when `method` is `tools/call` and the client asked for progress (a `progressToken`)
+/// or log records (`logging/setLevel`), or may be asked something (it declared sampling,
+/// elicitation or roots); `None` for an answer that is one event.
 fn streaming(
     endpoint: &dyn McpEndpoint,
     session: &Session,
@@ -247,7 +264,10 @@ fn streaming(
     let token = params
         .and_then(|p| serde_json::from_str::<Meta>(p.get()).ok())
         .and_then(|p| notify::progress_token(p.meta.as_ref()));
-    if token.is_none() && session.log_level().is_none() {
+    let askable = ["sampling", "elicitation", "roots"]
+        .into_iter()
+        .any(|capability| session.client_can(capability));
+    if token.is_none() && session.log_level().is_none() && !askable {
         return None;
     }
     Some((endpoint.owned()?, token))
@@ -287,6 +307,7 @@ fn stream_answer(
                     token,
                     session.log_level(),
                     tools.name().to_owned(),
+                    Some(session.clone()),
                 );
                 let params = params.as_deref();
                 methods::handle(&*tools, &method, params, &headers, &session, Some(peer)).await
@@ -298,7 +319,7 @@ fn stream_answer(
     let stream = futures::stream::unfold(Some(received), |received| async move {
         let mut received = received?;
         match received.recv().await? {
-            Event::Notification(bytes) => {
+            Event::Message(bytes) => {
                 Some((Ok::<_, std::convert::Infallible>(bytes), Some(received)))
             }
             Event::Answer(bytes) => Some((Ok(bytes), None)),

@@ -7,7 +7,6 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -44,10 +43,10 @@ pub struct Message<'a> {
     /// The params, still JSON text.
     #[serde(borrow, default)]
     pub params: Option<&'a RawValue>,
-    #[serde(default)]
-    result: Option<IgnoredAny>,
-    #[serde(default)]
-    error: Option<IgnoredAny>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
 }
 
 /// What a posted message is.
@@ -96,6 +95,17 @@ impl<'a> Message<'a> {
     /// Whether this is the `initialize` request.
     pub fn is_initialize(&self) -> bool {
         self.id.is_some() && self.method.as_deref() == Some("initialize")
+    }
+
+    /// The client's reply to a request the server sent: its integer id, and its `result` or
+    /// `error`; `None` for any other message.
+    pub fn reply(&self) -> Option<(i64, super::sessions::Reply)> {
+        let id = self.id?.get().parse().ok()?;
+        match (self.result, self.error) {
+            (Some(result), None) => Some((id, Ok(result.to_owned()))),
+            (None, Some(error)) => Some((id, Err(error.to_owned()))),
+            _ => None,
+        }
     }
 
     /// What the message is.
