@@ -2,7 +2,8 @@
 # is missing (tools/setup.sh: Debian packages through apt-get, Rust's pieces through rustup).
 #   make serve       build the host and the Rust guests, and serve the slack example on
 #                    127.0.0.1:18765 (MCP_PORT=... for another port)
-#   make test        build everything and run every test (Rust, Python, JavaScript, C)
+#   make test        build everything and run every test (Rust, Python, JavaScript, C, and MCP's
+#                    conformance suite against guests/everything: tests/conformance/run.sh)
 #   make lint        rustfmt and clippy, as CI runs them, and no yanked crate in the lockfiles
 #   make setup-serve, make setup-test, make setup-lint: only the installing
 #   make guests      every example component: Rust (guests/), Python, JavaScript and C
@@ -146,6 +147,7 @@ test: setup-test
 	ENVHOST_BIN=$(ENVHOST) $(VENV)/bin/python -m pytest -q tests/python sdk-guest/python/tests
 	$(VENV)/bin/python -m pytest -q python/tests
 	$(MAKE) test-agentenv
+	ENVHOST_BIN=$(ENVHOST) tests/conformance/run.sh
 	deploy/test-container.sh || [ $$? -eq 77 ]
 
 lint: setup-lint
