@@ -173,6 +173,7 @@ export interface EnvExport {
   getData(): unknown[];
   callTool(name: string, argumentsJson: string): unknown;
   callExtension(uri: string, op: string, requestJson: string): string;
+  callMcp(method: string, paramsJson: string): string;
 }
 
 /** An agent environment: declare its tools, extensions and data plane, then export `exports()` as `env`. */
@@ -200,9 +201,29 @@ export class Environment {
   ): this;
   /** Declares an extension with no route (card only). */
   declareExtension(spec: { uri: string; description?: string; params?: { [key: string]: Json }; required?: boolean }): this;
+  /** Sets the handler of MCP requests beyond tools (resources, templates, prompts, completions). */
+  mcp(handler: (method: string, params: { [key: string]: Json }) => Json): this;
   /** The WIT `env` interface: `export const env = environment.exports();`. */
   exports(): EnvExport;
 }
+
+/** A request to the calling client got no result. */
+export class ClientError extends Error {
+  /** The JSON-RPC error code: the client's, or -32601 (no client, or no such capability), -32001 (no answer in time). */
+  code: number;
+  /** The message. */
+  reason: string;
+}
+
+/** Asks the client of the tool call being served (sampling, elicitation, roots). */
+export const client: {
+  request(method: string, params: { [key: string]: Json }): Json;
+  sample(prompt: string, maxTokens: number): Json;
+  elicit(message: string, schema: { [key: string]: Json }): Json;
+};
+
+/** Reports the progress of the tool call being served (`done` out of `total`). */
+export function progress(done: number, total?: number | null, message?: string | null): void;
 
 /** Writes records into the host's log. */
 export const log: {

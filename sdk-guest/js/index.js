@@ -24,5 +24,7 @@ export { ToolContext } from "./src/context.js";
 export { Environment, DefinitionError, ToolResult } from "./src/environment.js";
 export { AgentEnvError } from "./src/errors.js";
 export { log } from "./src/log.js";
+export { client, ClientError } from "./src/client.js";
+export { progress } from "./src/progress.js";
 export { textPart, dataPart, filePart, decodeUtf8 } from "./src/parts.js";
 export { s } from "./src/schema.js";

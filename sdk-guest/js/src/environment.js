@@ -133,6 +133,8 @@ export class Environment {
   #extensions = [];
   /** The data-plane handlers by operation (`reset`, `add`, `get`). */
   #handlers = {};
+  /** The handler of MCP requests beyond tools, when one is set. */
+  #mcp = null;
 
   /**
    * @param {{name: string, toolAccess?: boolean}} options the card's `name` (unless
@@ -272,6 +274,18 @@ export class Environment {
   }
 
   /**
+   * Sets the handler of MCP requests beyond tools (resources, templates, prompts, completions):
+   * `handler(method, params)` answers the method's result object, or throws an AgentEnvError
+   * `resource_not_found`, `invalid_params` or `method_not_found` (docs/protocol.md).
+   * @param {(method: string, params: object) => object} handler
+   */
+  mcp(handler) {
+    if (this.#mcp !== null) throw new DefinitionError("the MCP request handler is set already");
+    this.#mcp = handler;
+    return this;
+  }
+
+  /**
    * Declares an extension with no route (card only), like `urn:agentenv:intake/v1`.
    * @param {{uri: string, description?: string, params?: object, required?: boolean}} spec
    */
@@ -359,8 +373,14 @@ export class Environment {
       },
       callTool: (name, argumentsJson) => this.callTool(name, argumentsJson),
       callExtension: (uri, op, requestJson) => this.callExtension(uri, op, requestJson),
-      callMcp: (method) => {
-        throw toWitError(new AgentEnvError("method_not_found", `${method} is not served`));
+      callMcp: (method, paramsJson) => {
+        if (this.#mcp === null) throw toWitError(new AgentEnvError("method_not_found", `${method} is not served`));
+        try {
+          return JSON.stringify(toJson(this.#mcp(method, JSON.parse(paramsJson))));
+        } catch (error) {
+          logUnexpected(`MCP ${method}`, error);
+          throw toWitError(error, "internal_error", 500);
+        }
       },
     };
   }

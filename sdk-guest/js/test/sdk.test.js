@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { AgentEnvError, DefinitionError, Environment, ToolResult, decodeUtf8, s } from "../index.js";
-import { records, setCall } from "./wit-mocks.js";
+import { AgentEnvError, ClientError, DefinitionError, Environment, ToolResult, client, decodeUtf8, progress, s } from "../index.js";
+import { records, reports, requests, setCall } from "./wit-mocks.js";
 
 const encoder = new TextEncoder();
 
@@ -171,4 +171,33 @@ test("decodeUtf8 decodes strictly", () => {
   for (const bad of [[0xff], [0xc3], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
     assert.throws(() => decodeUtf8(new Uint8Array(bad)), TypeError);
   }
+});
+
+test("progress reports and client requests go to the host's imports", () => {
+  progress(50, 100);
+  progress(1);
+  assert.deepEqual(reports.slice(-2), [[50, 100, null], [1, null, null]]);
+  assert.deepEqual(client.sample("Capital?", 10), { asked: "sampling/createMessage" });
+  assert.deepEqual(requests.at(-1), ["sampling/createMessage", {
+    messages: [{ role: "user", content: { type: "text", text: "Capital?" } }], maxTokens: 10,
+  }]);
+  assert.deepEqual(client.elicit("Who?", { type: "object" }).asked, "elicitation/create");
+  assert.throws(() => client.request("roots/list", {}), (e) => {
+    assert.ok(e instanceof ClientError);
+    assert.equal(e.code, -32601);
+    return true;
+  });
+});
+
+test("MCP requests go to the handler, and are not served without one", () => {
+  const env = new Environment({ name: "lib" })
+    .mcp((method, params) => {
+      if (method === "resources/read") return { contents: [{ uri: params.uri, text: "a" }] };
+      throw new AgentEnvError("method_not_found", `${method} is not served`);
+    })
+    .exports();
+  assert.deepEqual(JSON.parse(env.callMcp("resources/read", '{"uri":"test://a"}')), { contents: [{ uri: "test://a", text: "a" }] });
+  assert.throws(() => env.callMcp("prompts/list", "{}"), (e) => e.code === "method_not_found");
+  const bare = new Environment({ name: "bare" }).exports();
+  assert.throws(() => bare.callMcp("resources/list", "{}"), (e) => e.code === "method_not_found");
 });

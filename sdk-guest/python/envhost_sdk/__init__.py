@@ -39,6 +39,7 @@ from .environment import (
     environment_card,
     extension,
     get_data,
+    mcp_requests,
     reset_data,
     tool,
 )
@@ -49,7 +50,7 @@ from .schema import Field
 __all__ = [
     "AgentEnvEnvironment", "AgentEnvError", "Applied", "Caller", "DataPart", "Field", "FilePart", "FileWithBytes",
     "FileWithUri", "ImageContent", "Part", "TextPart", "ToolContext", "add_data", "environment_card", "export",
-    "extension", "get_data", "reset_data", "tool",
+    "extension", "get_data", "mcp_requests", "reset_data", "tool",
 ]
 
 

@@ -172,7 +172,12 @@ def export(cls: type) -> type:
                 raise _err(failed) from None
 
         def call_mcp(self, method: str, params: str) -> str:
-            raise _err(AgentEnvError("method_not_found", f"{method} is not served"))
+            try:
+                return _json(runtime.call_mcp(method, json.loads(params)))
+            except AgentEnvError as e:
+                raise _err(e) from None
+            except Exception as e:
+                raise _err(AgentEnvError("internal_error", described(e), status=500)) from None
 
     Env.__qualname__ = Env.__name__ = "Env"
     return Env

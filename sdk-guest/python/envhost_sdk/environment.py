@@ -125,6 +125,10 @@ add_data = _data_marker("add")
 """Marks the `data/add` handler: `def add(self, parts: list[Part]) -> None`; load all or none."""
 get_data = _data_marker("get")
 """Marks the `data/get` handler: `def get(self) -> list[Part]`."""
+mcp_requests = _data_marker("mcp")
+"""Marks the handler of MCP requests beyond tools (resources, templates, prompts, completions):
+`def mcp(self, method: str, params: dict) -> dict`, answering the method's result object; raise
+AgentEnvError `resource_not_found`, `invalid_params` or `method_not_found` (docs/protocol.md)."""
 
 
 def environment_card(name: str | None = None, **unsupported: Any) -> Callable[[C], C]:
@@ -538,6 +542,14 @@ class Runtime:
         """`data/get`: the handler's list of parts."""
         parts = self._data("get")
         return list(parts)
+
+    def call_mcp(self, method: str, params: dict[str, Any]) -> Any:
+        """Answers MCP request `method` through the `@mcp_requests` handler; `method_not_found`
+        without one."""
+        handler = self.description.data_handlers.get("mcp")
+        if handler is None:
+            raise AgentEnvError("method_not_found", f"{method} is not served")
+        return run_sync(getattr(self.instance, handler)(method, params))
 
     def call_tool(self, name: str, arguments: dict[str, Any], context: ToolContext | None = None) -> ToolOutcome:
         """Calls the tool declared as `name`. An `AgentEnvError` propagates (the host answers it

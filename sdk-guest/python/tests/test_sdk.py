@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from envhost_sdk import (  # noqa: E402
     AgentEnvEnvironment, AgentEnvError, Caller, DataPart, Field, ToolContext, add_data, environment_card, extension,
-    get_data, reset_data, tool,
+    get_data, mcp_requests, reset_data, tool,
 )
 from envhost_sdk.environment import Runtime, describe, input_schema, output_schema, _signature  # noqa: E402
 
@@ -186,6 +186,25 @@ def test_data_plane_and_extensions():
     assert (crashed.value.code, crashed.value.status, crashed.value.applied) == ("extension_failed", 500, "unknown")
     runtime.reset()
     assert runtime.get_data() == [DataPart({"items": []})]
+
+
+def test_mcp_requests_go_to_the_marked_handler_and_are_not_served_without_one():
+    class Library(AgentEnvEnvironment):
+        @mcp_requests
+        def mcp(self, method: str, params: dict) -> dict:
+            if method == "resources/read" and params["uri"] == "test://a":
+                return {"contents": [{"uri": "test://a", "text": "a"}]}
+            raise AgentEnvError("resource_not_found", f"no {params.get('uri')}")
+
+    runtime = Runtime(Library)
+    assert runtime.description.operations == []
+    assert runtime.call_mcp("resources/read", {"uri": "test://a"})["contents"][0]["text"] == "a"
+    with pytest.raises(AgentEnvError, match="no test://b") as missing:
+        runtime.call_mcp("resources/read", {"uri": "test://b"})
+    assert missing.value.code == "resource_not_found"
+    with pytest.raises(AgentEnvError) as unserved:
+        Runtime(Demo).call_mcp("prompts/list", {})
+    assert unserved.value.code == "method_not_found"
 
 
 def test_what_cannot_be_served_is_refused_when_the_class_is_read():
