@@ -7,7 +7,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-envhost="${ENVHOST_BIN:-$repo/target/release/envhost}"
+envhost="$(realpath "${ENVHOST_BIN:-$repo/target/release/envhost}")"
 component="$repo/guests/target/wasm32-wasip2/release/everything.wasm"
 
 cd "$here"

@@ -136,3 +136,37 @@ def test_calls_queued_behind_a_spinning_call_are_served_after_it(faulty, session
         assert ECHO_ANSWER.match(result["content"][0]["text"])["text"] == f"queued {index}"
         assert elapsed < WITHIN_S, f"echo {index} took {elapsed:.3f}s"
     assert len(echoes) == 3
+
+
+@pytest.fixture(scope="module")
+def patient(pool):
+    """The faulty guest with a CPU deadline far beyond the test's patience: only a cancellation
+    stops a spin in time."""
+    return pool.envhost(FAULTY_WASM, "--cpu-deadline-ms", "30000", label="envhost-patient")
+
+
+def test_a_cancelled_call_stops_its_guest_and_the_episode_goes_on(patient):
+    """notifications/cancelled for a spinning tool call stops the guest at its next tick: the call
+    answers `cancelled`, the episode is rebuilt to its state before it, and serves the next call."""
+    with McpSession(patient) as session:
+        assert_echo_works(session, "before")
+        outcome = {}
+
+        def spin():
+            outcome["result"], outcome["elapsed"] = timed(lambda: session.call("spin"))
+
+        spinner = threading.Thread(target=spin)
+        spinner.start()
+        time.sleep(0.3)
+        spin_id = 3  # initialize is 1, the echo 2
+        cancelled = httpx.post(patient.mcp_url, json={
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": spin_id, "reason": "the test gave up"}},
+            headers={**session.client.headers})
+        assert cancelled.status_code == 202, cancelled.text
+        spinner.join(timeout=10)
+        assert not spinner.is_alive(), "the spin was not stopped"
+        assert outcome["elapsed"] < 5, outcome
+        assert outcome["result"]["structuredContent"]["code"] == "cancelled", outcome["result"]
+        assert outcome["result"]["structuredContent"]["applied"] == "no"
+        assert_echo_works(session, "after")

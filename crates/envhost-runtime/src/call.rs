@@ -61,4 +61,11 @@ pub trait Peer: Send + Sync {
 
     /// The guest wrote a log record at `level` (`fields`: a JSON object as text, when given).
     fn log(&self, level: tracing::Level, message: &str, fields: Option<&str>);
+
+    /// Whether the caller cancelled the call (MCP's `notifications/cancelled`): the guest is
+    /// then stopped at its next epoch tick, and the episode rebuilt to its state before the
+    /// call. Never, by default.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }

@@ -59,6 +59,9 @@ pub enum Fault {
     /// exception's type and text).
     #[error("the environment trapped: {0}")]
     Trap(String),
+    /// The caller cancelled the call, which was stopped.
+    #[error("the caller cancelled the call")]
+    Cancelled,
 }
 
 impl Fault {
@@ -87,13 +90,14 @@ impl Fault {
         }
     }
 
-    /// The coded error a caller gets: `deadline_exceeded`, `out_of_memory` or `guest_trapped`,
-    /// applied `no` (the episode is rebuilt to its state before the call).
+    /// The coded error a caller gets: `deadline_exceeded`, `out_of_memory`, `guest_trapped` or
+    /// `cancelled`, applied `no` (the episode is rebuilt to its state before the call).
     pub fn to_coded(&self) -> CodedError {
         let code = match self {
             Self::Deadline(_) => "deadline_exceeded",
             Self::OutOfMemory(_) => "out_of_memory",
             Self::Trap(_) => "guest_trapped",
+            Self::Cancelled => "cancelled",
         };
         CodedError {
             code: code.into(),

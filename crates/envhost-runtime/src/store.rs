@@ -61,7 +61,7 @@ impl StoreData {
         let mut store = Store::new(engine, self);
         store.limiter(Self::limiter);
         store.epoch_deadline_callback(move |mut ctx| {
-            if ctx.data_mut().past_deadline() {
+            if ctx.data_mut().past_deadline() || ctx.data().context.cancelled() {
                 return Ok(UpdateDeadline::Interrupt);
             }
             if roams {

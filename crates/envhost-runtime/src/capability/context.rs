@@ -58,6 +58,11 @@ impl Context {
         self.peer.as_ref()
     }
 
+    /// Whether the caller of the call being served cancelled it.
+    pub(crate) fn cancelled(&self) -> bool {
+        self.peer.as_ref().is_some_and(|peer| peer.cancelled())
+    }
+
     /// Serves `call` from now on (`None` between calls, and for the data plane's operations).
     pub(crate) fn set(&mut self, call: Option<CallContext>) {
         self.call = call;

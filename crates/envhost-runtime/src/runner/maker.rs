@@ -22,6 +22,8 @@ pub(super) struct Ran {
     pub(super) clocks_differ: bool,
     /// What the caller answered the guest's requests meanwhile.
     pub(super) exchanges: Vec<Exchange>,
+    /// Whether the caller cancelled the call while it ran.
+    pub(super) cancelled: bool,
 }
 
 /// What makes an episode's instances: its environment, and the sources of its random and
@@ -77,6 +79,7 @@ impl Maker {
         let (counted, _) = Counted::start(self.environment.running());
         let outcome = op.run(guest, &mut live.store).await;
         drop(counted);
+        let cancelled = live.store.data().context.cancelled();
         let context = live.store.data_mut().context.take();
         live.store.data_mut().context.set_peer(None);
         let exchanges = live.store.data_mut().context.take_recorded();
@@ -87,6 +90,7 @@ impl Maker {
             readings,
             clocks_differ,
             exchanges,
+            cancelled,
         }
     }
 

@@ -82,6 +82,7 @@ impl Replayable {
             context,
             readings,
             exchanges,
+            cancelled,
             ..
         } = self
             .maker
@@ -97,7 +98,11 @@ impl Replayable {
             Err(error) => {
                 let said = live.store.data().wasi.stderr().last_line();
                 let deadline = self.maker.environment.limits().cpu_deadline;
-                let fault = Fault::classify(&error, deadline, said);
+                let fault = if cancelled {
+                    Fault::Cancelled
+                } else {
+                    Fault::classify(&error, deadline, said)
+                };
                 tracing::warn!(episode = %self.maker.label, %fault, "guest fault; rebuilding the instance from the journal");
                 self.live = None;
                 Box::pin(self.rebuild()).await;

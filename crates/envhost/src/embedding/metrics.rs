@@ -62,6 +62,8 @@ enum Outcome {
     Timeout,
     /// The episode could not serve it (instantiation failed, or it stopped).
     Unavailable,
+    /// Its caller cancelled it, and it was stopped.
+    Cancelled,
 }
 
 /// What faulted.
@@ -100,13 +102,13 @@ label_values!(ImageOutcome { Made => "made", Unsupported => "unsupported", Faile
 label_values!(CallKind { Reset => "reset", Add => "add", Get => "get", Tool => "tool", Extension => "extension", Mcp => "mcp" });
 label_values!(Outcome {
     Ok => "ok", Error => "error", Fault => "fault", Busy => "busy", Timeout => "timeout",
-    Unavailable => "unavailable",
+    Unavailable => "unavailable", Cancelled => "cancelled",
 });
 label_values!(FaultKind { Trap => "trap", Deadline => "deadline", OutOfMemory => "out_of_memory" });
 
 /// The number of [`CallKind`]s and of [`Outcome`]s (each enum's last variant is its largest).
 const KINDS: usize = CallKind::Mcp as usize + 1;
-const OUTCOMES: usize = Outcome::Unavailable as usize + 1;
+const OUTCOMES: usize = Outcome::Cancelled as usize + 1;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
@@ -283,13 +285,19 @@ impl Metrics {
             Ok(_) => Outcome::Ok,
             Err(CallError::Guest(_)) => Outcome::Error,
             Err(CallError::Fault(fault)) => {
-                let kind = match fault {
-                    Fault::Trap(_) => FaultKind::Trap,
-                    Fault::Deadline(_) => FaultKind::Deadline,
-                    Fault::OutOfMemory(_) => FaultKind::OutOfMemory,
+                let fault = match fault {
+                    Fault::Trap(_) => Some(FaultKind::Trap),
+                    Fault::Deadline(_) => Some(FaultKind::Deadline),
+                    Fault::OutOfMemory(_) => Some(FaultKind::OutOfMemory),
+                    Fault::Cancelled => None,
                 };
-                self.faults.get_or_create(&FaultLabel { kind }).inc();
-                Outcome::Fault
+                match fault {
+                    Some(kind) => {
+                        self.faults.get_or_create(&FaultLabel { kind }).inc();
+                        Outcome::Fault
+                    }
+                    None => Outcome::Cancelled,
+                }
             }
             Err(CallError::Busy { .. }) => Outcome::Busy,
             Err(CallError::Timeout(_)) => Outcome::Timeout,

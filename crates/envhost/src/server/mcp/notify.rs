@@ -99,6 +99,38 @@ impl Level {
     }
 }
 
+/// A tool call's cancellation by its client (`notifications/cancelled`): a flag the guest's
+/// epoch tick reads, and a wake-up for a request to the client the guest waits on.
+#[derive(Default)]
+pub struct Cancel {
+    cancelled: std::sync::atomic::AtomicBool,
+    wake: tokio::sync::Notify,
+}
+
+impl Cancel {
+    /// Cancels the call.
+    pub fn cancel(&self) {
+        self.cancelled
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.wake.notify_waiters();
+    }
+
+    /// Whether the call was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Completes once the call is cancelled.
+    pub async fn cancelled(&self) {
+        let woken = self.wake.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        if !self.is_cancelled() {
+            woken.await;
+        }
+    }
+}
+
 /// An event on a request's stream.
 pub enum Event {
     /// A notification or a request to the client, framed.
@@ -115,19 +147,21 @@ pub struct StreamPeer {
     level: Option<Level>,
     logger: String,
     session: Option<Arc<Session>>,
+    cancel: Arc<Cancel>,
 }
 
 impl StreamPeer {
     /// The peer of a call whose request carried `progress_token`, in a session whose log level
     /// is `level`, sending to `events`; records name `logger` (the environment). Requests to
     /// the client go through `session`, which routes their replies (none: every request is
-    /// refused).
+    /// refused); `cancel` says whether the client cancelled the call.
     pub fn new(
         events: mpsc::Sender<Event>,
         progress_token: Option<ProgressToken>,
         level: Option<Level>,
         logger: String,
         session: Option<Arc<Session>>,
+        cancel: Arc<Cancel>,
     ) -> Arc<Self> {
         Arc::new(Self {
             events,
@@ -135,6 +169,7 @@ impl StreamPeer {
             level,
             logger,
             session,
+            cancel,
         })
     }
 
@@ -201,8 +236,9 @@ fn not_offered(method: &str) -> Asked {
 
 /// The peer of a tool call whose client wants nothing while it runs (no progress token, no log
 /// level) and can be asked nothing (it declared neither sampling, elicitation nor roots): its
-/// answer is one event, and the guest's requests are refused with the reason.
-pub struct Unaskable;
+/// answer is one event, the guest's requests are refused with the reason, and the client may
+/// still cancel it.
+pub struct Unaskable(pub Arc<Cancel>);
 
 impl Peer for Unaskable {
     fn request(&self, method: String, _params: String) -> Asked {
@@ -212,6 +248,10 @@ impl Peer for Unaskable {
     fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
 
     fn log(&self, _: tracing::Level, _: &str, _: Option<&str>) {}
+
+    fn cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
 }
 
 impl Peer for StreamPeer {
@@ -242,6 +282,7 @@ impl Peer for StreamPeer {
         };
         let event = serde_json::to_vec(&message).map(|json| wire::sse_event(&json));
         let events = self.events.clone();
+        let cancel = self.cancel.clone();
         Box::pin(async move {
             let sent = match event {
                 Ok(event) => events.send(Event::Message(event)).await.is_ok(),
@@ -251,7 +292,14 @@ impl Peer for StreamPeer {
                 session.forget_request(id);
                 return Err(refused(NO_REPLY, "the client's stream is gone"));
             }
-            match tokio::time::timeout(CLIENT_REPLY_TIMEOUT, reply).await {
+            let reply = tokio::select! {
+                reply = tokio::time::timeout(CLIENT_REPLY_TIMEOUT, reply) => reply,
+                () = cancel.cancelled() => {
+                    session.forget_request(id);
+                    return Err(refused(NO_REPLY, "the call was cancelled"));
+                }
+            };
+            match reply {
                 Ok(Ok(Ok(result))) => Ok(result.get().to_owned()),
                 Ok(Ok(Err(error))) => Err(client_error(&error)),
                 Ok(Err(_)) => Err(refused(
@@ -268,6 +316,10 @@ impl Peer for StreamPeer {
                 }
             }
         })
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
@@ -335,14 +387,21 @@ mod tests {
     #[test]
     fn progress_goes_out_only_with_a_token_and_records_at_the_sessions_level() {
         let (tx, mut rx) = mpsc::channel(BUFFERED);
-        let quiet = StreamPeer::new(tx.clone(), None, None, "slack".into(), None);
+        let quiet = StreamPeer::new(tx.clone(), None, None, "slack".into(), None, Arc::default());
         quiet.progress(1.0, None, None);
         quiet.log(tracing::Level::ERROR, "boom", None);
         assert!(received(&mut rx).is_empty());
 
         let meta = serde_json::json!({"progressToken": "p-1"});
         let token = progress_token(meta.as_object());
-        let peer = StreamPeer::new(tx, token, Some(Level::Info), "slack".into(), None);
+        let peer = StreamPeer::new(
+            tx,
+            token,
+            Some(Level::Info),
+            "slack".into(),
+            None,
+            Arc::default(),
+        );
         peer.progress(50.0, Some(100.0), None);
         peer.log(tracing::Level::DEBUG, "dropped", None);
         peer.log(

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, oneshot};
 
-use super::notify::Level;
+use super::notify::{Cancel, Level};
 use crate::ids::{IdMap, fresh, key};
 
 /// How long a session may sit idle before it is forgotten.
@@ -42,6 +42,28 @@ pub struct Session {
     next_request: AtomicI64,
     /// The requests sent to the client and not yet answered, by id.
     pending: Mutex<HashMap<i64, oneshot::Sender<Reply>>>,
+    /// The tool calls running, by their request's id as JSON text, that the client may cancel.
+    running: Mutex<HashMap<String, Arc<Cancel>>>,
+}
+
+/// A tool call of a session, running until dropped; its client may cancel it meanwhile.
+pub struct Running {
+    session: Arc<Session>,
+    id: String,
+    /// The call's cancellation.
+    pub cancel: Arc<Cancel>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut running = self.session.running_table();
+        if running
+            .get(&self.id)
+            .is_some_and(|cancel| Arc::ptr_eq(cancel, &self.cancel))
+        {
+            running.remove(&self.id);
+        }
+    }
 }
 
 /// A client's reply to a request the server sent: its `result`, or its `error` object.
@@ -80,6 +102,29 @@ impl Session {
             Some(waiting) => waiting.send(reply).is_ok(),
             None => false,
         }
+    }
+
+    /// Registers the tool call of request `id` (its JSON text) as running, until the answer
+    /// is dropped.
+    pub fn run_call(self: &Arc<Self>, id: &str) -> Running {
+        let cancel = Arc::new(Cancel::default());
+        self.running_table().insert(id.to_owned(), cancel.clone());
+        Running {
+            session: self.clone(),
+            id: id.to_owned(),
+            cancel,
+        }
+    }
+
+    /// Cancels the running tool call of request `id` (its JSON text), if there is one.
+    pub fn cancel(&self, id: &str) {
+        if let Some(cancel) = self.running_table().get(id) {
+            cancel.cancel();
+        }
+    }
+
+    fn running_table(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Cancel>>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn pending_table(&self) -> std::sync::MutexGuard<'_, HashMap<i64, oneshot::Sender<Reply>>> {
@@ -207,6 +252,7 @@ impl Sessions {
             client_capabilities: OnceLock::new(),
             next_request: AtomicI64::new(1),
             pending: Mutex::default(),
+            running: Mutex::default(),
         });
         table.sessions.insert(key, session.clone());
         Ok(session)

@@ -19,7 +19,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use super::endpoints::Endpoints;
 use super::methods::{self, EpisodeTools, Tools};
 use super::notify::{self, Event, StreamPeer};
-use super::sessions::{Session, Sessions};
+use super::sessions::{Running, Session, Sessions};
 use super::wire::{self, INTERNAL_ERROR, INVALID_REQUEST, Kind, Message, Refusal, SESSION_HEADER};
 use crate::embedding::Episode;
 use crate::server::state::{AppState, Current};
@@ -208,8 +208,14 @@ pub async fn post(endpoint: &dyn McpEndpoint, request: Request) -> Response {
         return wire::empty(StatusCode::ACCEPTED, Some(&session.id));
     }
     match message.kind() {
-        Kind::Accepted => wire::empty(StatusCode::ACCEPTED, Some(&session.id)),
+        Kind::Accepted => {
+            if message.method.as_deref() == Some("notifications/cancelled") {
+                cancel(&session, message.params);
+            }
+            wire::empty(StatusCode::ACCEPTED, Some(&session.id))
+        }
         Kind::Request(id, method) => {
+            let running = (method == "tools/call").then(|| session.run_call(id.get()));
             if let Some(streamed) = streaming(endpoint, &session, method, message.params) {
                 let request = Streamed {
                     id: id.to_owned(),
@@ -217,6 +223,7 @@ pub async fn post(endpoint: &dyn McpEndpoint, request: Request) -> Response {
                     params: message.params.map(ToOwned::to_owned),
                     headers,
                     session,
+                    running,
                 };
                 return stream_answer(streamed, request);
             }
@@ -224,24 +231,30 @@ pub async fn post(endpoint: &dyn McpEndpoint, request: Request) -> Response {
                 let reply = wire::error_json(id, INTERNAL_ERROR, "the environment is not listed");
                 return wire::sse(&reply, &session.id);
             };
-            let peer: Arc<dyn envhost_runtime::Peer> = UNASKABLE.clone();
-            let answer = methods::handle(
-                &*tools,
-                method,
-                message.params,
-                &headers,
-                &session,
-                Some(peer),
-            )
-            .await;
+            let peer = running.as_ref().map(|running| {
+                Arc::new(notify::Unaskable(running.cancel.clone()))
+                    as Arc<dyn envhost_runtime::Peer>
+            });
+            let params = message.params;
+            let answer = methods::handle(&*tools, method, params, &headers, &session, peer).await;
+            drop(running);
             wire::sse_answer(id, answer, &session.id)
         }
     }
 }
 
-/// The peer of every tool call whose answer does not stream.
-static UNASKABLE: std::sync::LazyLock<Arc<notify::Unaskable>> =
-    std::sync::LazyLock::new(|| Arc::new(notify::Unaskable));
+/// `notifications/cancelled`: cancels the running tool call its `requestId` names, if any
+/// (protocol.md#cancellation).
+fn cancel(session: &Session, params: Option<&serde_json::value::RawValue>) {
+    #[derive(serde::Deserialize)]
+    struct Cancelled<'a> {
+        #[serde(rename = "requestId", borrow)]
+        request_id: &'a serde_json::value::RawValue,
+    }
+    if let Some(cancelled) = params.and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok()) {
+        session.cancel(cancelled.request_id.get());
+    }
+}
 
 /// What a request's answer streams through: the endpoint's owned copy and the call's progress
 /// token, when `method` is `tools/call` and the client asked for progress (a `progressToken`)
@@ -280,6 +293,8 @@ struct Streamed {
     params: Option<Box<serde_json::value::RawValue>>,
     headers: HeaderMap,
     session: Arc<Session>,
+    /// The tool call, running until the answer is sent.
+    running: Option<Running>,
 }
 
 /// The answer to `request` as an SSE stream: the call's notifications as they come, then its
@@ -298,21 +313,28 @@ fn stream_answer(
             params,
             headers,
             session,
+            running,
         } = request;
         let answer = match endpoint.tools() {
             None => Err((INTERNAL_ERROR, "the environment is not listed".to_owned())),
             Some(tools) => {
+                let cancel = running
+                    .as_ref()
+                    .map(|r| r.cancel.clone())
+                    .unwrap_or_default();
                 let peer = StreamPeer::new(
                     events.clone(),
                     token,
                     session.log_level(),
                     tools.name().to_owned(),
                     Some(session.clone()),
+                    cancel,
                 );
                 let params = params.as_deref();
                 methods::handle(&*tools, &method, params, &headers, &session, Some(peer)).await
             }
         };
+        drop(running);
         let event = wire::sse_event(&wire::answer_json(&id, answer));
         let _ = events.send(Event::Answer(event)).await;
     });
