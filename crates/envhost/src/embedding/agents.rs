@@ -152,11 +152,7 @@ impl Host {
         scope: Scope,
         prompt: Prompt,
     ) -> Result<AgentEvents, InvokeError> {
-        let bound = self
-            .agents
-            .by_name
-            .get(agent)
-            .ok_or_else(|| InvokeError::UnknownAgent(agent.to_owned()))?;
+        let bound = self.bound_agent(agent)?;
         let id = scope
             .episode
             .as_deref()
@@ -176,6 +172,14 @@ impl Host {
         Ok(self.start_turn(bound, scope, prompt, TurnOptions::default(), tools))
     }
 
+    /// The agent `agent` as served.
+    fn bound_agent(&self, agent: &str) -> Result<&Bound, InvokeError> {
+        self.agents
+            .by_name
+            .get(agent)
+            .ok_or_else(|| InvokeError::UnknownAgent(agent.to_owned()))
+    }
+
     /// Starts a turn of the agent `agent` as [`Host::invoke`] does, with `tools` instead of
     /// its environment's episode and `options` over its defaults (what an A2A deployment of
     /// the agent runs, docs/agent-env.md). `scope.episode` is not read.
@@ -190,11 +194,7 @@ impl Host {
         options: TurnOptions,
         tools: Toolbox,
     ) -> Result<AgentEvents, InvokeError> {
-        let bound = self
-            .agents
-            .by_name
-            .get(agent)
-            .ok_or_else(|| InvokeError::UnknownAgent(agent.to_owned()))?;
+        let bound = self.bound_agent(agent)?;
         Ok(self.start_turn(bound, scope, prompt, options, tools))
     }
 

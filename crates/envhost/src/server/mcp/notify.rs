@@ -29,15 +29,27 @@ const NOT_OFFERED: i32 = -32601;
 /// envhost's code for a request the client never answered.
 const NO_REPLY: i32 = -32001;
 
+/// The requests envhost sends a client, each with the client capability it needs.
+const CLIENT_REQUESTS: [(&str, &str); 3] = [
+    ("sampling/createMessage", "sampling"),
+    ("elicitation/create", "elicitation"),
+    ("roots/list", "roots"),
+];
+
+/// The client capabilities that let a tool call ask its client something.
+pub const CLIENT_CAPABILITIES: [&str; 3] = [
+    CLIENT_REQUESTS[0].1,
+    CLIENT_REQUESTS[1].1,
+    CLIENT_REQUESTS[2].1,
+];
+
 /// The client capability a request to the client needs; `None` for a method envhost does not
 /// send.
 pub fn capability_for(method: &str) -> Option<&'static str> {
-    match method {
-        "sampling/createMessage" => Some("sampling"),
-        "elicitation/create" => Some("elicitation"),
-        "roots/list" => Some("roots"),
-        _ => None,
-    }
+    CLIENT_REQUESTS
+        .iter()
+        .find(|(name, _)| *name == method)
+        .map(|(_, capability)| *capability)
 }
 
 /// Notifications a stream holds before they are written, at most; beyond, progress reports and

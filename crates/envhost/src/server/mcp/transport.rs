@@ -274,10 +274,13 @@ fn streaming(
         #[serde(rename = "_meta", default)]
         meta: Option<serde_json::Map<String, serde_json::Value>>,
     }
+    // The params are read for a token only when they can hold one: a plain call's are read
+    // once, by the method itself.
     let token = params
+        .filter(|p| p.get().contains("progressToken"))
         .and_then(|p| serde_json::from_str::<Meta>(p.get()).ok())
         .and_then(|p| notify::progress_token(p.meta.as_ref()));
-    let askable = ["sampling", "elicitation", "roots"]
+    let askable = notify::CLIENT_CAPABILITIES
         .into_iter()
         .any(|capability| session.client_can(capability));
     if token.is_none() && session.log_level().is_none() && !askable {
