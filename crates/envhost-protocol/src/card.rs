@@ -22,13 +22,26 @@ fn tool_entry(tool: &super::description::Tool) -> Value {
     json!({"name": tool.name, "description": tool.description, "inputSchema": schema})
 }
 
+/// The URI an environment declares to take `data/get`'s `write_namespace` grant
+/// (protocol.md#exports).
+pub const DATA_OBJECTS_URI: &str = "urn:agentenv:data-objects/v1";
+
+/// The card entry of [`DATA_OBJECTS_URI`], the reference's bytes.
+fn data_objects_entry() -> Value {
+    json!({"uri": DATA_OBJECTS_URI,
+           "description": "data/get takes a write_namespace grant and may upload its export under it.",
+           "params": null, "required": null})
+}
+
 /// The card of `description` (protocol.md#card), every field present, unset ones null: extensions
-/// in card order followed by the tool-access pair when tool access is on
-/// (protocol.md#card-extensions), tools in card order, and the data-plane operations served.
+/// in card order followed by the tool-access pair when tool access is on and the data-objects
+/// declaration when the environment exports through grants (protocol.md#card-extensions), tools
+/// in card order, and the data-plane operations served.
 pub fn card(description: &Description) -> Value {
     let mut extensions: Vec<Value> = description
         .extensions
         .iter()
+        .filter(|e| e.uri != DATA_OBJECTS_URI)
         .map(|e| e.card_entry())
         .collect();
     if description.tool_access {
@@ -37,6 +50,9 @@ pub fn card(description: &Description) -> Value {
                 extensions.push(entry);
             }
         }
+    }
+    if description.exports_through_grants() {
+        extensions.push(data_objects_entry());
     }
     let tools: Vec<Value> = description.tools.iter().map(tool_entry).collect();
     let operations: Vec<&str> = description.operations.iter().map(|o| o.method()).collect();

@@ -259,6 +259,14 @@ pub fn extension_slug(uri: &str) -> String {
 }
 
 impl Description {
+    /// Whether `data/get` takes a `write_namespace` grant: the environment declares
+    /// `urn:agentenv:data-objects/v1` (protocol.md#exports).
+    pub fn exports_through_grants(&self) -> bool {
+        self.extensions
+            .iter()
+            .any(|e| e.uri == crate::card::DATA_OBJECTS_URI)
+    }
+
     /// Resolves `{environment_name}` in tool names to `name`, lays out extension routes, and
     /// checks the result: names unique and fully resolved, routes unique and not the host's own.
     ///

@@ -7,7 +7,10 @@
 wasmtime::component::bindgen!({
     world: "environment",
     path: "../../wit/environment",
-    imports: { "agentenv:environment/client.request": async },
+    imports: {
+        "agentenv:environment/client.request": async,
+        "agentenv:environment/upload.finish": async,
+    },
     exports: { default: async },
 });
 

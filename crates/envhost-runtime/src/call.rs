@@ -1,7 +1,11 @@
 //! The tool or extension call an episode is serving, as its guest's `context.current()` reports
 //! it (protocol.md#callers).
 
+use std::pin::Pin;
+use std::sync::Arc;
+
 use envhost_protocol::Caller;
+use serde::{Deserialize, Serialize};
 
 /// The tool or extension call being served.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,7 +50,7 @@ pub struct ClientError {
 pub type Exchange = Result<String, ClientError>;
 
 /// A request to the caller, to be answered.
-pub type Asked = std::pin::Pin<Box<dyn std::future::Future<Output = Exchange> + Send>>;
+pub type Asked = Pin<Box<dyn Future<Output = Exchange> + Send>>;
 
 /// The caller of a tool call as its guest may reach it while the call runs: progress reports,
 /// log records and requests (protocol.md#progress, protocol.md#logging,
@@ -68,4 +72,80 @@ pub trait Peer: Send + Sync {
     fn cancelled(&self) -> bool {
         false
     }
+
+    /// Where the call may upload its export: the object store of the `write_namespace` grant
+    /// its caller sent with `data/get` (protocol.md#exports). None, by default.
+    fn namespace(&self) -> Option<Arc<dyn Namespace>> {
+        None
+    }
+}
+
+/// The limits of a `write_namespace` grant (the WIT `upload.namespace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamespaceLimits {
+    /// The most distinct paths that may be uploaded.
+    pub max_objects: u64,
+    /// The most bytes of one object.
+    pub max_object_bytes: u64,
+    /// The most bytes of all objects together, the latest of each path counted.
+    pub max_total_bytes: u64,
+}
+
+/// A failed upload (the WIT `upload.transfer-error`), with the reference's transfer code and
+/// message (protocol.md#transfer-errors).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct TransferFailure {
+    /// `invalid_transfer`, `grant_expired`, `transfer_too_large`, `transfer_rejected`,
+    /// `transfer_unavailable` or `transfer_timeout`.
+    pub code: String,
+    /// What went wrong, never naming the grant's URL.
+    pub message: String,
+    /// Whether another try may succeed.
+    pub retryable: bool,
+}
+
+impl TransferFailure {
+    /// A failure that another try cannot mend.
+    pub fn new(code: &str, message: &str) -> Self {
+        Self {
+            code: code.to_owned(),
+            message: message.to_owned(),
+            retryable: false,
+        }
+    }
+}
+
+/// What an upload stored (the WIT `upload.uploaded`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stored {
+    /// Its size in bytes.
+    pub size_bytes: u64,
+    /// Its SHA-256, 64 lowercase hex digits.
+    pub sha256: String,
+}
+
+/// An upload under way.
+pub type Finishing = Pin<Box<dyn Future<Output = Result<Stored, TransferFailure>> + Send>>;
+
+/// The object store a `data/get` may upload its export to (protocol.md#exports). The `upload`
+/// capability checks every path and limit before it calls here; this keeps the bytes of the
+/// object begun (out of memory) and uploads them.
+pub trait Namespace: Send + Sync {
+    /// The grant's limits.
+    fn limits(&self) -> NamespaceLimits;
+
+    /// Starts the object at `path` (relative to the grant's root, already checked), dropping
+    /// one begun and not finished.
+    fn begin(&self, path: &str);
+
+    /// Appends `bytes` to the object begun. A failure to keep them is reported by
+    /// [`Namespace::finish`].
+    fn write(&self, bytes: &[u8]);
+
+    /// Drops the object begun.
+    fn abandon(&self);
+
+    /// Uploads the object begun.
+    fn finish(&self) -> Finishing;
 }

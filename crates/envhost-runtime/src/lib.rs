@@ -35,7 +35,10 @@ mod store;
 mod threads;
 pub mod world;
 
-pub use call::{Asked, CallContext, ClientError, Exchange, Peer};
+pub use call::{
+    Asked, CallContext, ClientError, Exchange, Finishing, Namespace, NamespaceLimits, Peer, Stored,
+    TransferFailure,
+};
 pub use capability::wasi::{Reading, Seed};
 pub use convert::part_to_guest;
 pub use engine::{Runtime, RuntimeConfig};

@@ -5,11 +5,11 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 use crate::capability::agent;
-use crate::capability::{client, context, log, pixels, progress, timing, wasi, x11};
+use crate::capability::{client, context, log, pixels, progress, timing, upload, wasi, x11};
 use crate::store::StoreData;
 
 /// The linker every environment component of `engine` is instantiated with: WASI with nothing
-/// granted and deterministic random and clocks, `context`, `log`, `progress` and `client`.
+/// granted and deterministic random and clocks, `context`, `log`, `progress`, `client` and `upload`.
 ///
 /// # Errors
 /// wasmtime's, when an interface is defined twice.
@@ -20,6 +20,7 @@ pub(crate) fn environment(engine: &Engine) -> wasmtime::Result<Linker<StoreData>
     log::add_to_linker(&mut linker, StoreData::log_view)?;
     progress::add_to_linker(&mut linker, |data| &mut data.context)?;
     client::add_to_linker(&mut linker, StoreData::client_view)?;
+    upload::add_to_linker(&mut linker, StoreData::upload_view)?;
     Ok(linker)
 }
 

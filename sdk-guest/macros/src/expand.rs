@@ -235,11 +235,21 @@ pub fn expand(env: Env) -> TokenStream {
         quote!(fn add_data(&mut self, parts: ::std::vec::Vec<::envhost_sdk::Part>) -> ::std::result::Result<(), #error>),
         quote!(parts),
     );
+    let takes_grant = env.get_data.as_ref().is_some_and(|h| h.takes_grant);
     let get_data = data_handler(
         env.get_data.as_ref(),
         quote!(fn get_data(&mut self) -> ::std::result::Result<::std::vec::Vec<::envhost_sdk::Part>, #error>),
-        quote!(),
+        if takes_grant {
+            quote!(::envhost_sdk::upload::grant())
+        } else {
+            quote!()
+        },
     );
+    let declarations = if takes_grant {
+        quote!(::envhost_sdk::upload::declaration())
+    } else {
+        quote!()
+    };
     let call_mcp = env.mcp.as_ref().map_or_else(TokenStream::new, |h| {
         let method = &h.method;
         let call = if h.fallible {
@@ -282,7 +292,11 @@ pub fn expand(env: Env) -> TokenStream {
                     ::envhost_sdk::EnvInfo {
                         name: #name.into(),
                         tools: ::std::vec![#(#tool_infos),*],
-                        extensions: __p::extensions(::std::vec![#(#ext_infos),*]),
+                        extensions: {
+                            let mut extensions = __p::extensions(::std::vec![#(#ext_infos),*]);
+                            extensions.extend([#declarations]);
+                            extensions
+                        },
                         operations: ::std::vec![#(#operations),*],
                         tool_access: #tool_access,
                     }

@@ -38,7 +38,9 @@ use proc_macro::TokenStream;
 /// - `#[extension(uri = "...", op = "...", method = "GET", description = "...", path = "...")]`:
 ///   an extension method (parameters and return as for tools, the answer is the JSON of `T`).
 /// - `#[reset]`, `#[add_data]` (takes `Vec<Part>`), `#[get_data]` (returns `Vec<Part>`): the data
-///   plane; each may return `Result<_, EnvError>`.
+///   plane; each may return `Result<_, EnvError>`. A `#[get_data]` that takes an
+///   `Option<envhost_sdk::upload::Namespace>` declares `urn:agentenv:data-objects/v1` and is
+///   called with the caller's `write_namespace` grant (protocol.md#exports).
 /// - `#[mcp]`: MCP requests beyond tools, `fn(&mut self, method: &str, params:
 ///   serde_json::Value) -> Result<serde_json::Value, EnvError>`: resources, prompts and
 ///   completions (protocol.md#resources-and-prompts).

@@ -91,6 +91,8 @@ pub struct Extension {
 pub struct DataHandler {
     pub method: Ident,
     pub fallible: bool,
+    /// Whether it takes an argument: `#[get_data]`'s `Option<Namespace>`, the caller's grant.
+    pub takes_grant: bool,
 }
 
 /// The whole environment.
@@ -332,6 +334,7 @@ fn data_handler(f: &ImplItemFn) -> Result<DataHandler> {
     Ok(DataHandler {
         method: f.sig.ident.clone(),
         fallible: output(&f.sig.output)?.fallible,
+        takes_grant: f.sig.inputs.len() > 1,
     })
 }
 

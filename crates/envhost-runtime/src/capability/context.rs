@@ -9,6 +9,7 @@ use wasmtime::component::{HasSelf, Linker};
 
 use crate::bindings::agentenv::environment::context;
 use crate::call::{CallContext, Exchange, Peer};
+use crate::capability::upload::Uploads;
 
 /// The `context` capability's state in a store: the call being served, if any, and its caller
 /// as the guest may reach it (the `progress`, `log` and `client` capabilities send there), with
@@ -21,6 +22,8 @@ pub struct Context {
     playback: Option<VecDeque<Exchange>>,
     /// The answers given during the current call.
     recorded: Vec<Exchange>,
+    /// The export of the call being served (the `upload` capability's).
+    pub(crate) uploads: Uploads,
 }
 
 impl Context {
@@ -29,6 +32,7 @@ impl Context {
     pub(crate) fn play(&mut self, exchanges: Option<Vec<Exchange>>) {
         self.playback = exchanges.map(VecDeque::from);
         self.recorded.clear();
+        self.uploads.clear();
     }
 
     /// The next recorded answer in a replay; `None` when not replaying, `Some(None)` when the

@@ -12,6 +12,8 @@
 //!   log.
 //! - [`client`]: `agentenv:environment/client`, requests to the caller of the tool call
 //!   served, journaled.
+//! - [`upload`]: `agentenv:environment/upload`, a `data/get`'s export uploaded under its
+//!   caller's grant, journaled.
 //! - [`progress`]: `agentenv:environment/progress`, the progress of the tool call served, sent
 //!   to its caller.
 //! - [`pixels`]: `agentenv:computer/pixels`, captures the host holds for a driver.
@@ -25,5 +27,6 @@ pub mod log;
 pub mod pixels;
 pub mod progress;
 pub mod timing;
+pub mod upload;
 pub mod wasi;
 pub mod x11;

@@ -188,7 +188,19 @@ impl Runner {
     /// [`CallError`] as the guest failed, or `invalid_part` when it answers a data part that is
     /// not a JSON object.
     pub async fn get_data(&self) -> Result<Vec<Part>, CallError> {
-        let Answer::Parts(parts) = self.call(Op::GetData, None, None).await? else {
+        self.get_data_through(None).await
+    }
+
+    /// `data/get`, whose guest may upload its export to the [`Namespace`](crate::Namespace) of
+    /// `peer` (protocol.md#exports).
+    ///
+    /// # Errors
+    /// As [`Runner::get_data`].
+    pub async fn get_data_through(
+        &self,
+        peer: Option<Arc<dyn Peer>>,
+    ) -> Result<Vec<Part>, CallError> {
+        let Answer::Parts(parts) = self.call(Op::GetData, None, peer).await? else {
             return Err(unexpected());
         };
         parts

@@ -15,7 +15,7 @@ use envhost_protocol::json::to_text;
 use envhost_protocol::tool_access::{Change, Rules};
 use envhost_protocol::{Caller, Content, Part, ToolResult};
 use envhost_runtime::bindings::{ContentBlock as GuestBlock, ToolResult as GuestResult};
-use envhost_runtime::{CallContext, CallError, Peer, Runner};
+use envhost_runtime::{Asked, CallContext, CallError, ClientError, Namespace, Peer, Runner};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -23,6 +23,7 @@ use super::catalog::{Catalog, Route, ServedTool};
 use super::metrics::{CallKind, Metrics};
 use crate::ids::Secret;
 use crate::transfers::Resolver;
+use crate::transfers::namespace::{NamespaceGrant, NamespaceUploader};
 
 /// Why a data-plane operation failed (protocol.md#envelope).
 #[derive(Debug, thiserror::Error)]
@@ -305,7 +306,26 @@ impl Episode {
     /// # Errors
     /// [`DataError`] as the environment failed.
     pub async fn get_data(&self) -> Result<Vec<Part>, DataError> {
-        Ok(self.record(CallKind::Get, self.runner.get_data()).await?)
+        self.get_data_with(None).await
+    }
+
+    /// `data/get` with the `write_namespace` grant its caller sent, if any: the environment may
+    /// upload its export under it and answer the uploaded objects' parts (protocol.md#exports).
+    ///
+    /// # Errors
+    /// [`DataError`] as the environment failed (an upload failure it does not recover from
+    /// included).
+    pub async fn get_data_with(
+        &self,
+        grant: Option<NamespaceGrant>,
+    ) -> Result<Vec<Part>, DataError> {
+        let peer = grant.map(|grant| {
+            let uploader = NamespaceUploader::new(self.resolver.grants().clone(), grant);
+            Arc::new(Exporting(uploader)) as Arc<dyn Peer>
+        });
+        Ok(self
+            .record(CallKind::Get, self.runner.get_data_through(peer))
+            .await?)
     }
 
     /// Whether `tool` is hidden from and refused to `caller` (protocol.md#visibility); always false
@@ -436,5 +456,30 @@ impl Episode {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .apply(change, disabled)
+    }
+}
+
+/// The caller of a `data/get` that sent a grant, as its guest reaches it: the grant's
+/// namespace, and nothing else (no client to ask, no progress to report).
+struct Exporting(Arc<NamespaceUploader>);
+
+impl Peer for Exporting {
+    fn request(&self, _method: String, _params: String) -> Asked {
+        Box::pin(async {
+            Err(ClientError {
+                code: -32601,
+                message: "no MCP client is calling: requests reach only the client of a tool \
+                          call served over MCP"
+                    .into(),
+            })
+        })
+    }
+
+    fn progress(&self, _progress: f64, _total: Option<f64>, _message: Option<String>) {}
+
+    fn log(&self, _level: tracing::Level, _message: &str, _fields: Option<&str>) {}
+
+    fn namespace(&self) -> Option<Arc<dyn Namespace>> {
+        Some(self.0.clone())
     }
 }

@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use super::reply;
 use super::state::Current;
 use crate::embedding::{DataError, Episode};
+use crate::transfers::namespace::NamespaceGrant;
 use envhost_protocol::description::Operation;
 use envhost_protocol::jsonrpc::{self, RpcError};
 use envhost_protocol::part::{Part, parts_from_add_params};
@@ -89,8 +90,36 @@ async fn dispatch(
             )
             .await
         }
-        Operation::Get => Ok(Answer::Parts {
-            parts: episode.get_data().await?,
+        Operation::Get => {
+            let grant = if episode.catalog().description.exports_through_grants() {
+                write_namespace(params)?
+            } else {
+                None
+            };
+            Ok(Answer::Parts {
+                parts: episode.get_data_with(grant).await?,
+            })
+        }
+    }
+}
+
+/// The `write_namespace` grant of `data/get`'s `params`, none when absent or null
+/// (protocol.md#exports).
+///
+/// # Errors
+/// [`DataError::Params`] for params that are not an object, or a grant that is not one (naming
+/// every field that fails, never a value: grants carry signatures).
+fn write_namespace(params: &RawValue) -> Result<Option<NamespaceGrant>, DataError> {
+    let by_name = || DataError::Params("data/get takes its params by name".into());
+    let params: Value = serde_json::from_str(params.get()).map_err(|_| by_name())?;
+    let params = params.as_object().ok_or_else(by_name)?;
+    match params.get("write_namespace") {
+        None | Some(Value::Null) => Ok(None),
+        Some(grant) => NamespaceGrant::parse(grant).map(Some).map_err(|fields| {
+            DataError::Params(format!(
+                "write_namespace is not a valid namespace grant ({})",
+                fields.join(", ")
+            ))
         }),
     }
 }

@@ -111,6 +111,26 @@ impl Resolve for PolicedResolver {
     }
 }
 
+/// The client transfers through a grant go through (protocol.md#transfer-errors): `policy` on
+/// every connection, no redirect followed, no proxy, 30 s to connect and 60 s idle at most
+/// between reads, `roots` trusted besides the system's certificate authorities.
+///
+/// # Errors
+/// reqwest's, when the client cannot be built.
+pub fn grant_client(
+    policy: Arc<FetchPolicy>,
+    roots: Vec<reqwest::Certificate>,
+) -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .tls_certs_merge(roots)
+        .connect_timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_secs(60))
+        .no_proxy()
+        .dns_resolver(Arc::new(PolicedResolver { policy }))
+        .redirect(redirect::Policy::none())
+        .build()
+}
+
 /// The client every `http(s)://` fetch goes through: `policy` on every connection and
 /// redirect, no proxy, `timeout` for the whole request, `roots` trusted besides the system's
 /// certificate authorities.

@@ -7,10 +7,12 @@
 //! - `http://`, `https://`: fetched with a timeout, redirects followed, size capped, every
 //!   connection and redirect held to the egress policy ([`policy`], [`egress`]).
 //!
+//! [`namespace`] uploads a `data/get`'s export under the `write_namespace` grant it came with.
 //! [`objects`] moves whole objects through the agentenv framework's grants (an agent
 //! deployment's trajectories and snapshots), on the same client.
 
 pub mod egress;
+pub mod namespace;
 pub mod objects;
 pub mod policy;
 mod resolver;

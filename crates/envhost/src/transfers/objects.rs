@@ -84,7 +84,7 @@ pub struct Uploaded {
 
 /// A transfer that failed, with the framework's code (`invalid_transfer`, `grant_expired`,
 /// `transfer_too_large`, `integrity_mismatch`, `transfer_rejected`, `transfer_unavailable`,
-/// `transfer_timeout`).
+/// `transfer_timeout`; protocol.md#transfer-errors).
 #[derive(Debug, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct TransferError {
@@ -92,38 +92,54 @@ pub struct TransferError {
     pub code: &'static str,
     /// What went wrong, without the grant's URL.
     pub message: String,
+    /// Whether trying again may succeed: the code's default, but a timeout only while its
+    /// grant lasts.
+    pub retryable: bool,
 }
 
 impl TransferError {
-    fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn new(code: &'static str, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
+            retryable: matches!(code, "transfer_unavailable" | "transfer_timeout"),
         }
     }
 
     /// Its HTTP status and whether trying again may succeed, as the framework maps the code.
     pub fn status(&self) -> (u16, bool) {
-        match self.code {
-            "invalid_transfer" => (400, false),
-            "grant_expired" => (410, false),
-            "transfer_too_large" => (413, false),
-            "integrity_mismatch" => (422, false),
-            "transfer_unavailable" => (502, true),
-            "transfer_timeout" => (504, true),
-            _ => (502, false),
-        }
+        let status = match self.code {
+            "invalid_transfer" => 400,
+            "grant_expired" => 410,
+            "transfer_too_large" => 413,
+            "integrity_mismatch" => 422,
+            "transfer_timeout" => 504,
+            _ => 502,
+        };
+        (status, self.retryable)
     }
 
     /// `{"error": {"code", "message", "retryable"}}`.
     pub fn body(&self) -> Value {
-        json!({"error": {"code": self.code, "message": self.message, "retryable": self.status().1}})
+        json!({"error": {"code": self.code, "message": self.message, "retryable": self.retryable}})
     }
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+/// The reference's message for a store that cannot be reached or answers it is busy.
+pub(super) const UNAVAILABLE: &str = "The object store is temporarily unavailable.";
+
+/// The reference's message for an object over its limit.
+pub(super) const TOO_LARGE: &str = "The transfer exceeds its configured size limit.";
+
+pub(super) fn sha256_hex(bytes: &[u8]) -> String {
+    sha256_hex_of(Sha256::new_with_prefix(bytes))
+}
+
+/// The lowercase hex of what `digest` has hashed.
+pub(super) fn sha256_hex_of(digest: Sha256) -> String {
     use std::fmt::Write as _;
-    Sha256::digest(bytes)
+    digest
+        .finalize()
         .iter()
         .fold(String::with_capacity(64), |mut hex, b| {
             let _ = write!(hex, "{b:02x}");
@@ -178,72 +194,93 @@ impl Grant {
     }
 }
 
-/// What one attempt's failure means.
-fn failure(error: &reqwest::Error) -> TransferError {
+/// What one attempt's failure means, for a grant expiring at `expires`: a refusal of the
+/// egress policy, a timeout (retryable while the grant lasts), or a store out of reach.
+pub(super) fn failure(error: &reqwest::Error, expires: DateTime<Utc>) -> TransferError {
     if let Some(refused) = super::egress::Refused::find(error) {
         return TransferError::new("transfer_rejected", refused.to_string());
     }
     if error.is_timeout() {
-        TransferError::new(
-            "transfer_timeout",
-            "The object store did not answer in time.",
-        )
+        TransferError {
+            retryable: Utc::now() < expires,
+            ..TransferError::new("transfer_timeout", "The object transfer timed out.")
+        }
     } else {
-        TransferError::new(
-            "transfer_unavailable",
-            "The object store is temporarily unavailable.",
-        )
+        TransferError::new("transfer_unavailable", UNAVAILABLE)
     }
 }
 
-/// The failure a store's status means, none for a success.
-fn status_failure(status: reqwest::StatusCode) -> Option<TransferError> {
+/// The marker of a stalled upload that S3 answers with a 400 rather than a 408.
+const STALLED_UPLOAD: &[u8] = b"<Code>RequestTimeout</Code>";
+
+/// The failure a store's answer means, none for a success: 408, 429, 5xx and S3's stalled
+/// upload are `transfer_unavailable`, anything else (a redirect too) `transfer_rejected`.
+pub(super) async fn answer_failure(answer: reqwest::Response) -> Option<TransferError> {
+    let status = answer.status();
     if status.is_success() {
-        None
-    } else if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-        Some(TransferError::new(
-            "transfer_unavailable",
-            "The object store is temporarily unavailable.",
-        ))
-    } else if status == reqwest::StatusCode::PAYLOAD_TOO_LARGE {
-        Some(TransferError::new(
-            "transfer_too_large",
-            "The transfer exceeds its configured size limit.",
-        ))
+        return None;
+    }
+    let stalled = status == reqwest::StatusCode::BAD_REQUEST
+        && answer.bytes().await.is_ok_and(|b| {
+            b[..b.len().min(1024)]
+                .windows(STALLED_UPLOAD.len())
+                .any(|w| w == STALLED_UPLOAD)
+        });
+    if status.is_server_error()
+        || status == reqwest::StatusCode::REQUEST_TIMEOUT
+        || status == reqwest::StatusCode::TOO_MANY_REQUESTS
+        || stalled
+    {
+        Some(TransferError::new("transfer_unavailable", UNAVAILABLE))
     } else {
         Some(TransferError::new(
             "transfer_rejected",
-            format!(
-                "The object store refused the transfer ({}).",
-                status.as_u16()
-            ),
+            "The object store rejected the transfer.",
         ))
     }
 }
 
-/// Runs `attempt` until it succeeds, fails for good, [`ATTEMPTS`] have been made or the grant
-/// expiring at `expires` has run out.
-async fn retrying<T, F, Fut>(expires: DateTime<Utc>, mut attempt: F) -> Result<T, TransferError>
+/// Runs `attempt` as the reference does: the grant must be unexpired before each attempt
+/// (`grant_expired`), and a retryable failure is tried again after a jittered backoff (half to
+/// all of 1 s, then of 2 s) while the grant lasts, [`ATTEMPTS`] attempts at most. An attempt
+/// still running when the grant expires stops there, `transfer_timeout` (the reference waits for
+/// its idle timeout, 60 s, to say the same).
+pub(super) async fn retrying<T, F, Fut>(
+    expires: DateTime<Utc>,
+    mut attempt: F,
+) -> Result<T, TransferError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, TransferError>>,
 {
-    let mut wait = BACKOFF;
-    let mut last = None;
-    for _ in 0..ATTEMPTS {
+    let mut attempts = 1;
+    loop {
         if Utc::now() >= expires {
-            break;
+            return Err(TransferError::new(
+                "grant_expired",
+                "The object-transfer grant has expired.",
+            ));
         }
-        match attempt().await {
+        let left = (expires - Utc::now()).to_std().unwrap_or_default();
+        let outcome = tokio::time::timeout(left, attempt())
+            .await
+            .unwrap_or_else(|_| {
+                Err(TransferError {
+                    retryable: false,
+                    ..TransferError::new("transfer_timeout", "The object transfer timed out.")
+                })
+            });
+        match outcome {
             Ok(done) => return Ok(done),
-            Err(e) if e.status().1 => last = Some(e),
-            Err(e) => return Err(e),
+            Err(e) if attempts == ATTEMPTS || !e.retryable || Utc::now() >= expires => {
+                return Err(e);
+            }
+            Err(_) => {}
         }
-        tokio::time::sleep(wait).await;
-        wait *= 2;
+        let full = BACKOFF * 2u32.pow(attempts - 1);
+        tokio::time::sleep(full.mul_f64(rand::random_range(0.5..=1.0))).await;
+        attempts += 1;
     }
-    Err(last
-        .unwrap_or_else(|| TransferError::new("grant_expired", "The transfer grant has expired.")))
 }
 
 /// Uploads `bytes` through `target`.
@@ -259,10 +296,7 @@ pub async fn upload(
     let (url, expires) = target.write.checked("http-put")?;
     let size = bytes.len() as u64;
     if size > target.max_bytes {
-        return Err(TransferError::new(
-            "transfer_too_large",
-            "The transfer exceeds its configured size limit.",
-        ));
+        return Err(TransferError::new("transfer_too_large", TOO_LARGE));
     }
     let mut headers = target.write.header_map()?;
     if !headers.contains_key(reqwest::header::CONTENT_TYPE) {
@@ -285,8 +319,8 @@ pub async fn upload(
             .headers(headers.clone())
             .body(body.clone());
         async move {
-            let answer = put.send().await.map_err(|e| failure(&e))?;
-            status_failure(answer.status()).map_or(Ok(()), Err)
+            let answer = put.send().await.map_err(|e| failure(&e, expires))?;
+            answer_failure(answer).await.map_or(Ok(()), Err)
         }
     })
     .await?;
@@ -313,33 +347,37 @@ pub async fn download(
     let bytes = retrying(expires, || {
         let get = client.get(url.clone()).headers(headers.clone());
         async move {
-            let mut answer = get.send().await.map_err(|e| failure(&e))?;
-            if let Some(failed) = status_failure(answer.status()) {
-                return Err(failed);
+            let mut answer = get.send().await.map_err(|e| failure(&e, expires))?;
+            if !answer.status().is_success() {
+                return Err(answer_failure(answer)
+                    .await
+                    .unwrap_or_else(|| TransferError::new("transfer_unavailable", UNAVAILABLE)));
             }
             let mut bytes = Vec::new();
-            while let Some(chunk) = answer.chunk().await.map_err(|e| failure(&e))? {
+            while let Some(chunk) = answer.chunk().await.map_err(|e| failure(&e, expires))? {
                 bytes.extend_from_slice(&chunk);
                 if bytes.len() as u64 > max_bytes {
-                    return Err(TransferError::new(
-                        "transfer_too_large",
-                        "The transfer exceeds its configured size limit.",
-                    ));
+                    return Err(TransferError::new("transfer_too_large", TOO_LARGE));
                 }
             }
             Ok(bytes)
         }
     })
     .await?;
-    let size_differs = source.size_bytes.is_some_and(|s| s != bytes.len() as u64);
-    let digest_differs = source
-        .sha256
-        .as_ref()
-        .is_some_and(|d| *d != sha256_hex(&bytes));
-    if size_differs || digest_differs {
+    if source.size_bytes.is_some_and(|s| s != bytes.len() as u64) {
         return Err(TransferError::new(
             "integrity_mismatch",
-            "The transferred object does not match its size or checksum.",
+            "The downloaded object size does not match its descriptor.",
+        ));
+    }
+    if source
+        .sha256
+        .as_ref()
+        .is_some_and(|d| *d != sha256_hex(&bytes))
+    {
+        return Err(TransferError::new(
+            "integrity_mismatch",
+            "The downloaded object checksum does not match its descriptor.",
         ));
     }
     Ok(bytes)

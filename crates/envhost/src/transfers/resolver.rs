@@ -125,6 +125,7 @@ pub struct Resolver {
     max_file_bytes: u64,
     policy: Arc<FetchPolicy>,
     http: reqwest::Client,
+    grants: reqwest::Client,
 }
 
 /// A URL for messages: scheme, host and path only.
@@ -141,6 +142,12 @@ impl Resolver {
     /// The HTTP client of `http(s)://` fetches, held to the egress policy.
     pub fn http(&self) -> &reqwest::Client {
         &self.http
+    }
+
+    /// The HTTP client of transfers through grants: held to the egress policy, following no
+    /// redirect.
+    pub fn grants(&self) -> &reqwest::Client {
+        &self.grants
     }
 
     /// Opens the data roots that exist (each one once, as a capability) and builds the HTTP
@@ -186,6 +193,8 @@ impl Resolver {
                 )
             })?);
         }
+        let grants = egress::grant_client(policy.clone(), authorities.clone())
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         let http = egress::client(policy.clone(), config.http_timeout, authorities)
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Self {
@@ -194,6 +203,7 @@ impl Resolver {
             max_file_bytes: config.max_file_bytes,
             policy,
             http,
+            grants,
         })
     }
 
