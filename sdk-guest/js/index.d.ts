@@ -189,6 +189,9 @@ export class Environment {
   onAddData(handler: (parts: Part[]) => void): this;
   /** Serves `data/get`. */
   onGetData(handler: () => Part[]): this;
+  /** Serves `data/get` taking the caller's `write_namespace` grant (null when it sent none), and
+   * declares `urn:agentenv:data-objects/v1`. */
+  onGetData(handler: (writeNamespace: WriteNamespaceGrant | null) => Part[], options: { writeNamespace: true }): this;
   /** Declares a tool. */
   tool<A extends { [key: string]: any } = { [key: string]: any }>(
     spec: ToolSpec,
@@ -221,6 +224,37 @@ export const client: {
   sample(prompt: string, maxTokens: number): Json;
   elicit(message: string, schema: { [key: string]: Json }): Json;
 };
+
+/** The caller's `write_namespace` grant as a guest sees it: its limits. */
+export interface WriteNamespaceGrant {
+  readonly maxObjects: number;
+  readonly maxObjectBytes: number;
+  readonly maxTotalBytes: number;
+}
+
+/** The URI an environment exporting through grants declares; the uploaded parts' metadata key. */
+export const DATA_OBJECTS_EXTENSION_URI: "urn:agentenv:data-objects/v1";
+
+/** A failed transfer, with the reference's code, HTTP status and message. */
+export class TransferError extends Error {
+  readonly code: string;
+  readonly statusCode: number;
+  readonly retryable: boolean;
+  body(): { error: { code: string; message: string; retryable: boolean } };
+}
+
+/** Uploads objects under one namespace grant within its limits, one at a time. */
+export class NamespaceUploader {
+  constructor(target: WriteNamespaceGrant);
+  /** Uploads or overwrites `relativePath` from bytes, a string (UTF-8) or chunks of either. */
+  upload(
+    relativePath: string,
+    source: Uint8Array | string | Iterable<Uint8Array | string>,
+  ): { sizeBytes: number; sha256: string };
+}
+
+/** The `data/get` part naming an object uploaded under the grant at `path`. */
+export function uploadedFilePart(path: string, options?: { name?: string | null; mimeType?: string | null }): Part;
 
 /** Reports the progress of the tool call being served (`done` out of `total`). */
 export function progress(done: number, total?: number | null, message?: string | null): void;

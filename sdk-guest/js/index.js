@@ -26,5 +26,11 @@ export { AgentEnvError } from "./src/errors.js";
 export { log } from "./src/log.js";
 export { client, ClientError } from "./src/client.js";
 export { progress } from "./src/progress.js";
+export {
+  DATA_OBJECTS_EXTENSION_URI,
+  NamespaceUploader,
+  TransferError,
+  uploadedFilePart,
+} from "./src/transfers.js";
 export { textPart, dataPart, filePart, decodeUtf8 } from "./src/parts.js";
 export { s } from "./src/schema.js";

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { DATA_OBJECTS_EXTENSION_URI, TransferError, grant } from "./transfers.js";
 import { ToolContext } from "./context.js";
 import { AgentEnvError, toWitError } from "./errors.js";
 import { log } from "./log.js";
@@ -20,6 +21,16 @@ const OPERATIONS = [
 ];
 
 /** A mistake in an environment's declaration, thrown when it is made (at build time). */
+/** The declaration of an environment whose `data/get` takes a `write_namespace` grant. */
+const DATA_OBJECTS_DECLARATION = Object.freeze({
+  uri: DATA_OBJECTS_EXTENSION_URI,
+  description: null,
+  params: null,
+  required: null,
+  layout: "single",
+  methods: [],
+});
+
 export class DefinitionError extends Error {
   constructor(message) {
     super(message);
@@ -135,6 +146,8 @@ export class Environment {
   #handlers = {};
   /** The handler of MCP requests beyond tools, when one is set. */
   #mcp = null;
+  /** Whether `data/get` takes a `write_namespace` grant. */
+  #exports = false;
 
   /**
    * @param {{name: string, toolAccess?: boolean}} options the card's `name` (unless
@@ -167,10 +180,14 @@ export class Environment {
   }
 
   /**
-   * Serves `data/get` with `handler()`, which answers an array of parts.
-   * @param {() => object[]} handler
+   * Serves `data/get` with `handler()`, which answers an array of parts. With `writeNamespace`,
+   * the environment declares `urn:agentenv:data-objects/v1` and `handler(writeNamespace)` is given
+   * the caller's grant, or null (see `NamespaceUploader`; docs/protocol.md#exports).
+   * @param {(writeNamespace?: object | null) => object[]} handler
+   * @param {{writeNamespace?: boolean}} [options]
    */
-  onGetData(handler) {
+  onGetData(handler, { writeNamespace = false } = {}) {
+    this.#exports = Boolean(writeNamespace);
     return this.#operation("get", handler);
   }
 
@@ -319,7 +336,10 @@ export class Environment {
     return {
       name: this.name,
       tools: [...this.#tools.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((t) => t.info),
-      extensions: this.#extensions.map((e) => ({ ...e.info, methods: e.methods.map((m) => m.info) })),
+      extensions: [
+        ...this.#extensions.map((e) => ({ ...e.info, methods: e.methods.map((m) => m.info) })),
+        ...(this.#exports ? [DATA_OBJECTS_DECLARATION] : []),
+      ],
       operations: OPERATIONS.map(([op]) => op).filter((op) => this.#handlers[op] !== undefined),
       toolAccess: this.toolAccess,
     };
@@ -339,6 +359,9 @@ export class Environment {
     try {
       return handler(...args);
     } catch (error) {
+      if (error instanceof TransferError) {
+        throw toWitError(new AgentEnvError(error.code, error.message, { retryable: error.retryable }));
+      }
       logUnexpected(`data ${operation}`, error);
       throw toWitError(error, "internal_error", 500);
     }
@@ -364,7 +387,7 @@ export class Environment {
         this.#runOperation("add", [converted]);
       },
       getData: () => {
-        const parts = this.#runOperation("get", []);
+        const parts = this.#runOperation("get", this.#exports ? [grant()] : []);
         try {
           return parts.map(toWitPart);
         } catch (error) {

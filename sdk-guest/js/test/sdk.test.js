@@ -1,8 +1,21 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { AgentEnvError, ClientError, DefinitionError, Environment, ToolResult, client, decodeUtf8, progress, s } from "../index.js";
+import {
+  AgentEnvError,
+  ClientError,
+  DefinitionError,
+  Environment,
+  NamespaceUploader,
+  ToolResult,
+  client,
+  decodeUtf8,
+  progress,
+  s,
+  uploadedFilePart,
+} from "../index.js";
 import { records, reports, requests, setCall } from "./wit-mocks.js";
+import { objects, setGrant } from "./upload-mocks.js";
 
 const encoder = new TextEncoder();
 
@@ -200,4 +213,30 @@ test("MCP requests go to the handler, and are not served without one", () => {
   assert.throws(() => env.callMcp("prompts/list", "{}"), (e) => e.code === "method_not_found");
   const bare = new Environment({ name: "bare" }).exports();
   assert.throws(() => bare.callMcp("resources/list", "{}"), (e) => e.code === "method_not_found");
+});
+
+test("a data/get taking writeNamespace declares data-objects, gets the grant and uploads in chunks", () => {
+  const env = new Environment({ name: "exporting" })
+    .onGetData(
+      (grant) => {
+        if (grant === null) return [{ kind: "data", data: { inline: true } }];
+        new NamespaceUploader(grant).upload("state/a.bin", [new Uint8Array([1, 2]), "xy"]);
+        return [uploadedFilePart("state/a.bin", { name: "a.bin", mimeType: "application/octet-stream" })];
+      },
+      { writeNamespace: true },
+    )
+    .exports();
+  assert.deepEqual(env.describe().extensions.map((e) => e.uri), ["urn:agentenv:data-objects/v1"]);
+  setGrant(null);
+  assert.equal(env.getData()[0].tag, "data");
+  setGrant({ maxObjects: 2n, maxObjectBytes: 10n, maxTotalBytes: 10n });
+  const [part] = env.getData();
+  assert.deepEqual(part.val.file, { tag: "uri", val: "state/a.bin" });
+  assert.deepEqual(JSON.parse(part.val.metadata), { "urn:agentenv:data-objects/v1": { path: "state/a.bin" } });
+  assert.deepEqual([...objects.get("state/a.bin")], [1, 2, 120, 121]);
+  const refusing = new Environment({ name: "refusing" })
+    .onGetData((grant) => [new NamespaceUploader(grant).upload("../x", "y")], { writeNamespace: true })
+    .exports();
+  assert.throws(() => refusing.getData(), (e) => e.code === "invalid_transfer" && e.message === "The namespace upload path is invalid.");
+  setGrant(null);
 });

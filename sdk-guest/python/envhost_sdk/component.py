@@ -17,6 +17,7 @@ from wit_world import exports
 from wit_world.exports import env as wit_env
 from wit_world.imports import types as wit
 
+from .transfers import DATA_OBJECTS_EXTENSION_URI
 from .environment import Description, ImageContent, Runtime, ToolOutcome
 from .context import ToolContext
 from .errors import AgentEnvError, described
@@ -97,6 +98,10 @@ def env_info(description: Description) -> wit_env.EnvInfo:
         layout=wit_env.ExtensionLayout.PER_METHOD if e.per_method else wit_env.ExtensionLayout.SINGLE,
         methods=[wit_env.ExtensionMethod(m.op, m.http_method, _json(m.request_schema), m.path) for m in e.methods],
     ) for e in description.extensions]
+    if description.exports:
+        extensions.append(wit_env.ExtensionInfo(
+            uri=DATA_OBJECTS_EXTENSION_URI, description=None, params=None, required=None,
+            layout=wit_env.ExtensionLayout.SINGLE, methods=[]))
     return wit_env.EnvInfo(name=description.name, tools=tools, extensions=extensions,
                            operations=[_OPERATIONS[o] for o in description.operations],
                            tool_access=description.tool_access)

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_args, get_origin
 
 from . import schema as sch
+from . import transfers
 from .context import ToolContext
 from .errors import AgentEnvError
 from .parts import Part
+from .transfers import TransferError
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)
@@ -217,6 +219,8 @@ class Description:
     operations: list[str]
     tool_access: bool
     data_handlers: dict[str, str]
+    exports: bool = False
+    """Whether the `data/get` handler takes a `write_namespace` grant (declares data-objects/v1)."""
 
 
 def _is_context(hint: Any) -> bool:
@@ -396,6 +400,8 @@ def describe(cls: type) -> Description:
         operations=[op for op in ("reset", "add", "get") if op in data_handlers],
         tool_access=bool(getattr(cls, "tool_access", False)),
         data_handlers=data_handlers,
+        exports="get" in data_handlers
+        and "write_namespace" in inspect.signature(getattr(cls, data_handlers["get"])).parameters,
     )
 
 
@@ -519,14 +525,16 @@ class Runtime:
         self._tools = {t.name: t for t in self.description.tools}
         self._methods = {(e.uri, m.op): m for e in self.description.extensions for m in e.methods}
 
-    def _data(self, operation: str, *args: Any) -> Any:
+    def _data(self, operation: str, *args: Any, **kwargs: Any) -> Any:
         handler = self.description.data_handlers.get(operation)
         if handler is None:
             raise AgentEnvError("not_served", f"data/{operation} is not served")
         try:
-            return run_sync(getattr(self.instance, handler)(*args))
+            return run_sync(getattr(self.instance, handler)(*args, **kwargs))
         except AgentEnvError:
             raise
+        except TransferError as e:
+            raise AgentEnvError(e.code, str(e), retryable=e.retryable) from e
         except Exception as e:
             raise AgentEnvError(f"{operation}_failed", str(e)) from e
 
@@ -539,9 +547,11 @@ class Runtime:
         self._data("add", parts)
 
     def get_data(self) -> list[Part]:
-        """`data/get`: the handler's list of parts."""
-        parts = self._data("get")
-        return list(parts)
+        """`data/get`: the handler's list of parts; a handler taking `write_namespace` is given the
+        caller's grant, or None."""
+        if self.description.exports:
+            return list(self._data("get", write_namespace=transfers.grant()))
+        return list(self._data("get"))
 
     def call_mcp(self, method: str, params: dict[str, Any]) -> Any:
         """Answers MCP request `method` through the `@mcp_requests` handler; `method_not_found`

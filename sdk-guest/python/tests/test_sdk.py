@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from envhost_sdk import (  # noqa: E402
     AgentEnvEnvironment, AgentEnvError, Caller, DataPart, Field, ToolContext, add_data, environment_card, extension,
-    get_data, mcp_requests, reset_data, tool,
+    TextPart, get_data, mcp_requests, reset_data, tool,
 )
 from envhost_sdk.environment import Runtime, describe, input_schema, output_schema, _signature  # noqa: E402
 
@@ -227,3 +227,24 @@ def test_what_cannot_be_served_is_refused_when_the_class_is_read():
         environment_card(name="x", description="y")
     with pytest.raises(ValueError, match="applied"):
         AgentEnvError("c", "m", applied="maybe")  # type: ignore[arg-type]
+
+
+def test_a_get_data_taking_write_namespace_exports_and_gets_none_without_a_grant():
+    from envhost_sdk.transfers import DATA_OBJECTS_EXTENSION_URI, uploaded_file_part
+
+    class Exporting:
+        @get_data
+        async def export(self, write_namespace=None) -> list:
+            return [TextPart(text=f"grant {write_namespace}")]
+
+    class Plain:
+        @get_data
+        def get(self) -> list:
+            return []
+
+    assert describe(Exporting).exports and not describe(Plain).exports
+    assert Runtime(Exporting).get_data() == [TextPart(text="grant None")]
+    part = uploaded_file_part("a/b.zip", name="b.zip", mime_type="application/zip")
+    assert part.file.uri == "a/b.zip" and part.metadata == {DATA_OBJECTS_EXTENSION_URI: {"path": "a/b.zip"}}
+    with pytest.raises(ValueError):
+        uploaded_file_part("../b.zip")
