@@ -1,13 +1,14 @@
 //! A fixture environment whose `data/get` uploads its export through the `write_namespace`
 //! grant it is sent (`urn:agentenv:data-objects/v1`, protocol.md#exports). `data/add` of a data
 //! part describes the export: `{"objects": [{"path", "size", "chunk"?, "fill"?}], "report"?}`,
-//! each object `size` bytes of `fill` written `chunk` bytes at a time. Without a grant, `data/get`
-//! answers the description. With one, it uploads every object and answers their parts; with
+//! each object `size` bytes of `fill` written `chunk` bytes at a time; its file parts (fetched by
+//! the host, through read grants too) are kept as received. Without a grant, `data/get` answers
+//! `{"plan": ..., "received": [{"name", "size", "text"}]}`. With one, it uploads every object and answers their parts; with
 //! `report`, a last data part lists what each upload stored or the transfer error it met, instead
 //! of failing the call at the first error.
 
 use envhost_sdk::upload::{Namespace, TransferError, Uploaded, uploaded_file_part};
-use envhost_sdk::{EnvError, Part, environment};
+use envhost_sdk::{EnvError, FileSource, Part, environment};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -45,6 +46,7 @@ struct Plan {
 pub struct Exporter {
     plan: Plan,
     exports: u64,
+    received: Vec<Value>,
 }
 
 /// Uploads `object` under `grant`, written in its chunks.
@@ -75,20 +77,34 @@ impl Exporter {
 
     #[add_data]
     fn add(&mut self, parts: Vec<Part>) -> Result<(), EnvError> {
-        let Some(Part::Data(data)) = parts.first() else {
-            return Err(EnvError::new("invalid_part", "send one data part"));
-        };
-        self.plan = data
-            .data
-            .read()
-            .map_err(|e| EnvError::new("invalid_part", e.to_string()))?;
+        for part in parts {
+            match part {
+                Part::Data(data) => {
+                    self.plan = data
+                        .data
+                        .read()
+                        .map_err(|e| EnvError::new("invalid_part", e.to_string()))?;
+                }
+                Part::File(file) => {
+                    let FileSource::Bytes(bytes) = file.file else {
+                        return Err(EnvError::new("invalid_part", "a file arrives as bytes"));
+                    };
+                    self.received
+                        .push(json!({"name": file.name, "size": bytes.len(),
+                                              "text": String::from_utf8_lossy(&bytes)}));
+                }
+                Part::Text(_) => return Err(EnvError::new("invalid_part", "no text parts")),
+            }
+        }
         Ok(())
     }
 
     #[get_data]
     fn get(&mut self, grant: Option<Namespace>) -> Result<Vec<Part>, EnvError> {
         let Some(grant) = grant else {
-            return Ok(vec![Part::data_of(&self.plan)?]);
+            return Ok(vec![Part::data(
+                json!({"plan": self.plan, "received": self.received}),
+            )?]);
         };
         self.exports += 1;
         let mut parts = Vec::new();

@@ -63,6 +63,33 @@ pub struct Grant {
     pub headers: Option<BTreeMap<String, String>>,
 }
 
+impl ReadObject {
+    /// Whether its fields hold what the reference's model requires: a concrete media type, a
+    /// positive `max_bytes`, a known size within it, a SHA-256 of 64 lowercase hex digits, an
+    /// `http-get` grant to an `https` URL until a UTC time.
+    pub fn is_valid(&self) -> bool {
+        let token = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-|~".contains(&b))
+        };
+        let media = self
+            .media_type
+            .split_once('/')
+            .is_some_and(|(kind, sub)| token(kind) && token(sub));
+        let digest = self.sha256.as_ref().is_none_or(|d| {
+            d.len() == 64
+                && d.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        });
+        media
+            && self.max_bytes > 0
+            && self.size_bytes.is_none_or(|s| s <= self.max_bytes)
+            && digest
+            && self.read.checked("http-get").is_ok()
+    }
+}
+
 impl std::fmt::Debug for Grant {
     /// Never the URL or the headers, which are credentials.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

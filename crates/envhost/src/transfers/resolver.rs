@@ -16,7 +16,10 @@ use envhost_runtime::bindings::agentenv::environment::types as wit;
 use envhost_runtime::part_to_guest;
 
 use super::egress::{self, Refused};
+use super::objects::{self, ReadObject};
 use super::policy::FetchPolicy;
+use envhost_protocol::card::DATA_OBJECTS_URI;
+use envhost_protocol::description::Object;
 
 /// Where files may come from and how large they may be.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,6 +94,9 @@ pub enum TransferError {
         /// The host and the rule that refused it.
         refused: Refused,
     },
+    /// A read grant that is not one, or its transfer failed: `<code>: <message>`.
+    #[error("{0}")]
+    Grant(String),
     /// A fetch that failed or answered a non-2xx status.
     #[error("cannot fetch {url}: {detail}")]
     Http {
@@ -99,6 +105,27 @@ pub enum TransferError {
         /// Why.
         detail: String,
     },
+}
+
+/// The read grant a file part names under the data-objects marker, `metadata[
+/// "urn:agentenv:data-objects/v1"].read` (protocol.md#read-grants); none without one.
+///
+/// # Errors
+/// [`TransferError::Grant`] for a grant that is not a `ReadObject`.
+fn read_grant(metadata: Option<&Object>) -> Result<Option<ReadObject>, TransferError> {
+    let Some(read) = metadata
+        .and_then(|m| m.get(DATA_OBJECTS_URI))
+        .and_then(|marker| marker.get("read"))
+    else {
+        return Ok(None);
+    };
+    serde_json::from_value(read.clone())
+        .ok()
+        .filter(ReadObject::is_valid)
+        .map(Some)
+        .ok_or_else(|| {
+            TransferError::Grant("the part's read grant is not a valid ReadObject".into())
+        })
 }
 
 /// An open data root, known by the path it was given as and by its canonical path (they differ
@@ -215,12 +242,28 @@ impl Resolver {
         let mut out = Vec::with_capacity(parts.len());
         for part in parts {
             let bytes = match &part {
-                Part::File { file, .. } => Some(self.fetch(&file.content).await?),
+                Part::File { file, metadata } => Some(match read_grant(metadata.as_ref())? {
+                    Some(grant) => self.read_object(&grant).await?,
+                    None => self.fetch(&file.content).await?,
+                }),
                 _ => None,
             };
             out.push(part_to_guest(part, bytes));
         }
         Ok(out)
+    }
+
+    /// The bytes of the object a read grant names, checked against its size and SHA-256 and
+    /// held to the host's file-size cap too (protocol.md#read-grants).
+    ///
+    /// # Errors
+    /// [`TransferError::Grant`] with the transfer's code and message.
+    pub async fn read_object(&self, grant: &ReadObject) -> Result<Vec<u8>, TransferError> {
+        let mut capped = grant.clone();
+        capped.max_bytes = capped.max_bytes.min(self.max_file_bytes);
+        objects::download(&self.grants, &capped)
+            .await
+            .map_err(|e| TransferError::Grant(e.to_string()))
     }
 
     /// The bytes of one file.

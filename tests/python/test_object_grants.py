@@ -1,10 +1,12 @@
-"""Exports through a `write_namespace` grant (docs/protocol.md#exports): the exporter guest's
-`data/get` uploads its objects to a real S3 API on loopback (moto's server, over https with a
-throwaway certificate authority envhost is told to trust with --ca-file) through presigned POST
-policies boto3 makes, and the objects are read back; every transfer error code the export path
-can meet is produced, against moto or a loopback store that answers as each case needs."""
+"""Objects moved through grants, against a real S3 API on loopback (moto's server, over https
+with a throwaway certificate authority envhost is told to trust with --ca-file), with grants
+boto3 presigns: exports through a `write_namespace` grant (docs/protocol.md#exports), the exporter
+guest's `data/get` uploading its objects, read back; and read grants in `data/add`
+(docs/protocol.md#read-grants), checked for size and SHA-256. Every transfer error code is
+produced, against moto or a loopback store that answers as each case needs."""
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import ssl
@@ -342,3 +344,51 @@ def test_a_store_out_of_reach_is_unavailable_and_a_grant_url_never_reaches_the_l
     uploads = report(base, grant(s3, "runs/closed", url=f"https://127.0.0.1:{closed}/bucket?X-Amz-Signature=abc"))
     assert uploads[0]["error"]["code"] == "transfer_unavailable"
     assert "X-Amz-Signature" not in exporter.log_tail(1_000_000)
+
+
+# ------------------------------------------------------------------------------------- read grants
+
+def read_part(s3, key: str, body: bytes, **overrides) -> dict:
+    """A file part naming `key` through a read grant under the data-objects marker."""
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": BUCKET, "Key": key}, ExpiresIn=600)
+    expires_at = (datetime.now(timezone.utc) + timedelta(minutes=10)).isoformat().replace("+00:00", "Z")
+    read = {"media_type": "text/plain", "max_bytes": 1024, "size_bytes": len(body),
+            "sha256": hashlib.sha256(body).hexdigest(),
+            "read": {"kind": "http-get", "url": url, "expires_at": expires_at}, **overrides}
+    return {"kind": "file", "file": {"uri": "notes.txt", "name": "notes.txt"},
+            "metadata": {"urn:agentenv:data-objects/v1": {"path": "notes.txt", "read": read}}}
+
+
+def received(base: str) -> list[dict]:
+    return rpc(base, "data/get", {})["result"]["parts"][0]["data"]["received"]
+
+
+def test_a_read_grant_in_data_add_is_downloaded_and_checked(exporter, s3):
+    body = b"hello through a grant"
+    s3.put_object(Bucket=BUCKET, Key="seeds/notes.txt", Body=body)
+    base = episode(exporter)
+    assert rpc(base, "data/add", {"parts": [read_part(s3, "seeds/notes.txt", body)]}) \
+        == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert received(base) == [{"name": "notes.txt", "size": len(body), "text": body.decode()}]
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"size_bytes": 3}, "integrity_mismatch: The downloaded object size does not match its descriptor."),
+    ({"sha256": "0" * 64}, "integrity_mismatch: The downloaded object checksum does not match its descriptor."),
+    ({"max_bytes": 4, "size_bytes": None}, "transfer_too_large: The transfer exceeds its configured size limit."),
+    ({"sha256": "XYZ"}, "the part's read grant is not a valid ReadObject"),
+    ({"extra": 1}, "the part's read grant is not a valid ReadObject"),
+])
+def test_a_read_grant_that_does_not_hold_changes_nothing(exporter, s3, overrides, message):
+    body = b"hello through a grant"
+    s3.put_object(Bucket=BUCKET, Key="seeds/notes.txt", Body=body)
+    base = episode(exporter)
+    part = read_part(s3, "seeds/notes.txt", body, **overrides)
+    if overrides.get("size_bytes", 0) is None:
+        del part["metadata"]["urn:agentenv:data-objects/v1"]["read"]["size_bytes"]
+        del part["metadata"]["urn:agentenv:data-objects/v1"]["read"]["sha256"]
+    answer = rpc(base, "data/add", {"parts": [part]})
+    assert answer["error"]["code"] == -32000, answer
+    assert message in json.dumps(answer["error"]), answer
+    assert "X-Amz" not in json.dumps(answer)
+    assert received(base) == []
