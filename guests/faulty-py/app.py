@@ -42,6 +42,11 @@ class FaultyPy(AgentEnvEnvironment):
         """Raises KeyboardInterrupt, which no handler of the SDK's catches."""
         raise KeyboardInterrupt("the faulty Python guest is interrupted on request")
 
+    @tool(name="{environment_name}_wrong_output")
+    def wrong_output(self) -> int:
+        """Answers a string where its output schema says an integer."""
+        return "seven"  # type: ignore[return-value]
+
     @get_data
     def get(self) -> list:
         return ["not a part"]

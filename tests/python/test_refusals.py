@@ -154,6 +154,9 @@ def test_a_python_guests_exception_keeps_its_type(faulty_py):
                                     "interrupted on request; the episode was rebuilt to its state before this call"), \
             interrupted
         assert session.call("faulty_py_raise", {"key": "y"})["content"][0]["text"].endswith("'y'")
+        wrong = session.call("faulty_py_wrong_output", {})
+        assert wrong["isError"] is True and "structuredContent" not in wrong, wrong
+        assert wrong["content"] == [{"type": "text", "text": 'Output validation error: "seven" is not of type "integer"'}]
     got = rpc(faulty_py, "data/get", {})
     assert got["error"]["data"]["code"] == "get_failed"
     assert got["error"]["message"] == "not a part: str", got

@@ -107,7 +107,9 @@ def env_info(description: Description) -> wit_env.EnvInfo:
                            tool_access=description.tool_access)
 
 
-def _block(block: str | ImageContent) -> wit_env.ContentBlock:
+def _block(block: str | ImageContent | dict) -> wit_env.ContentBlock:
+    if isinstance(block, dict):
+        return wit_env.ContentBlock_Block(_json(block))
     if isinstance(block, ImageContent):
         return wit_env.ContentBlock_Image(wit_env.ImageContent(block.data, block.mime_type))
     return wit_env.ContentBlock_Text(block)
@@ -116,7 +118,8 @@ def _block(block: str | ImageContent) -> wit_env.ContentBlock:
 def tool_result(outcome: ToolOutcome) -> wit_env.ToolResult:
     """A tool's outcome as the WIT `tool-result`."""
     structured = _json(outcome.structured_content) if outcome.structured_content is not None else None
-    return wit_env.ToolResult([_block(b) for b in outcome.content], structured, outcome.is_error, None)
+    meta = _json(outcome.meta) if outcome.meta is not None else None
+    return wit_env.ToolResult([_block(b) for b in outcome.content], structured, outcome.is_error, meta)
 
 
 def export(cls: type) -> type:

@@ -21,6 +21,7 @@ from .context import ToolContext
 from .errors import AgentEnvError
 from .parts import Part
 from .transfers import TransferError
+from .types import CallToolResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)
@@ -286,7 +287,11 @@ def output_schema(fn: Callable[..., Any], structured_output: bool | None) -> tup
 
 
 def _output_for(fn_name: str, hint: Any) -> tuple[str | None, dict[str, Any] | None]:
-    inner, _ = sch.strip_annotated(hint)
+    inner, metadata = sch.strip_annotated(hint)
+    if inner is CallToolResult:
+        # Answered as it is; `Annotated[CallToolResult, Model]` declares Model's schema, as FastMCP.
+        declared = next((m for m in metadata if isinstance(m, type)), None)
+        return None, (_output_for(fn_name, declared)[1] if declared is not None else None)
     builder = sch.SchemaBuilder()
     origin = get_origin(inner)
     if origin is dict:
@@ -460,9 +465,11 @@ class ToolOutcome:
     """A tool's answer as plain values: content blocks (text or images), the structured content
     (a JSON object, or None), and whether it is an error answered verbatim."""
 
-    content: list[str | ImageContent]
+    content: list[str | ImageContent | dict[str, Any]]
+    """Text, an image, or an MCP content block as its JSON object (from a verbatim result)."""
     structured_content: dict[str, Any] | None
     is_error: bool = False
+    meta: dict[str, Any] | None = None
 
 
 def jsonable(value: Any) -> Any:
@@ -571,7 +578,11 @@ class Runtime:
         context = context if context is not None else ToolContext.current()
         kwargs = _bind(spec.signature, arguments, context)
         try:
-            value = jsonable(run_sync(getattr(self.instance, spec.method)(**kwargs)))
+            value = run_sync(getattr(self.instance, spec.method)(**kwargs))
+            if isinstance(value, CallToolResult):
+                return ToolOutcome([block.to_json() for block in value.content], value.structuredContent,
+                                   is_error=value.isError, meta=value.meta)
+            value = jsonable(value)
         except AgentEnvError:
             raise
         except Exception as e:

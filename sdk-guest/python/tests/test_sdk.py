@@ -248,3 +248,23 @@ def test_a_get_data_taking_write_namespace_exports_and_gets_none_without_a_grant
     assert part.file.uri == "a/b.zip" and part.metadata == {DATA_OBJECTS_EXTENSION_URI: {"path": "a/b.zip"}}
     with pytest.raises(ValueError):
         uploaded_file_part("../b.zip")
+
+
+def test_a_call_tool_result_is_answered_verbatim_with_no_output_schema():
+    from envhost_sdk.types import AudioContent, CallToolResult, ImageContent, TextContent
+
+    class Verbatim:
+        @tool
+        def show(self) -> CallToolResult:
+            return CallToolResult(content=[TextContent(type="text", text="hi"),
+                                           ImageContent(type="image", data="AAAA", mimeType="image/png"),
+                                           AudioContent(type="audio", data="BBBB", mimeType="audio/wav")],
+                                  structuredContent={"n": 1}, isError=True, meta={"k": "v"})
+
+    spec = describe(Verbatim).tools[0]
+    assert spec.output_schema is None
+    outcome = Runtime(Verbatim).call_tool("show", {})
+    assert outcome.content == [{"type": "text", "text": "hi"},
+                               {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                               {"type": "audio", "data": "BBBB", "mimeType": "audio/wav"}]
+    assert (outcome.structured_content, outcome.is_error, outcome.meta) == ({"n": 1}, True, {"k": "v"})

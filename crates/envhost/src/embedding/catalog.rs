@@ -14,12 +14,15 @@ use envhost_protocol::description::{Description, ExtensionMethod, Tool};
 use envhost_protocol::json::to_python_json;
 use envhost_runtime::Environment;
 
-/// A tool as served: its description and its argument validator.
+/// A tool as served: its description and its argument and result validators.
 pub struct ServedTool {
     /// The tool.
     pub tool: Tool,
     /// Validates a call's arguments against the input schema.
     pub validator: jsonschema::Validator,
+    /// Validates a result's structured content against the output schema, when the tool has
+    /// one (protocol.md#tool-results).
+    pub output_validator: Option<jsonschema::Validator>,
     /// The input schema as JSON text, as an agent's model is given it.
     pub schema_json: String,
 }
@@ -76,16 +79,20 @@ impl Catalog {
             .tools
             .iter()
             .map(|tool| {
-                let validator = jsonschema::validator_for(&serde_json::Value::Object(
-                    tool.input_schema.clone(),
-                ))
-                .map_err(|e| CatalogError {
-                    tool: tool.name.clone(),
-                    detail: e.to_string(),
-                })?;
+                let compile = |schema: &envhost_protocol::description::Object| {
+                    jsonschema::validator_for(&serde_json::Value::Object(schema.clone())).map_err(
+                        |e| CatalogError {
+                            tool: tool.name.clone(),
+                            detail: e.to_string(),
+                        },
+                    )
+                };
+                let validator = compile(&tool.input_schema)?;
+                let output_validator = tool.output_schema.as_ref().map(compile).transpose()?;
                 Ok(ServedTool {
                     tool: tool.clone(),
                     validator,
+                    output_validator,
                     schema_json: serde_json::to_string(&tool.input_schema)
                         .unwrap_or_else(|_| "{}".into()),
                 })

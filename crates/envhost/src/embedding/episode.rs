@@ -128,6 +128,28 @@ fn checked_result(result: GuestResult) -> Result<ToolResult, CodedError> {
     Ok(out)
 }
 
+/// `result` as the reference's MCP server lets it through (protocol.md#tool-results): a
+/// successful result of a tool with an output schema must carry structured content that fits
+/// it, else the answer is the error result `Output validation error: <why>`.
+fn checked_output(tool: &ServedTool, result: ToolResult) -> ToolResult {
+    let Some(validator) = &tool.output_validator else {
+        return result;
+    };
+    if result.is_error {
+        return result;
+    }
+    let Some(structured) = result.structured() else {
+        return ToolResult::text_error(
+            "Output validation error: outputSchema defined but no structured output returned"
+                .into(),
+        );
+    };
+    match validator.iter_errors(&structured).next() {
+        None => result,
+        Some(error) => ToolResult::text_error(format!("Output validation error: {error}")),
+    }
+}
+
 /// The validation errors of `arguments`, one line each with its location; none when they fit
 /// (checked first without collecting errors, the cheap common case).
 fn validation_errors(validator: &jsonschema::Validator, arguments: &Value) -> Option<String> {
@@ -395,7 +417,7 @@ impl Episode {
             .runner
             .call_tool(&tool.tool.declared_name, arguments, context, peer);
         match self.record(CallKind::Tool, call).await {
-            Ok(result) => tool_result(result),
+            Ok(result) => checked_output(tool, tool_result(result)),
             Err(e) => ToolResult::coded(e.to_coded()),
         }
     }

@@ -1,0 +1,110 @@
+"""MCP's result types, shaped like the `mcp.types` models a reference environment returns
+verbatim from a tool (docs/protocol.md#tool-results): `CallToolResult` with `TextContent`,
+`ImageContent`, `AudioContent`, `EmbeddedResource` and `ResourceLink` blocks. A tool that returns
+a `CallToolResult` is answered with it as it is: its blocks, `structuredContent`, `isError` and
+`_meta` (`meta=` here, as pydantic's alias allows), with no output validation, as the reference's
+MCP server answers one. Port by changing `from mcp.types import ...` to
+`from envhost_sdk.types import ...`: `mcp` itself needs pydantic-core, native code a component
+cannot load.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _dump(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A block as MCP's models dump it: their field order, nulls dropped."""
+    return {k: v for k, v in pairs if v is not None}
+
+
+@dataclass
+class TextContent:
+    """A text block."""
+
+    text: str
+    type: str = "text"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump([("type", self.type), ("text", self.text), ("annotations", self.annotations),
+                      ("_meta", self.meta)])
+
+
+@dataclass
+class ImageContent:
+    """An image block: `data` base64-encoded."""
+
+    data: str
+    mimeType: str  # noqa: N815 -- MCP's field name
+    type: str = "image"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump([("type", self.type), ("data", self.data), ("mimeType", self.mimeType),
+                      ("annotations", self.annotations), ("_meta", self.meta)])
+
+
+@dataclass
+class AudioContent:
+    """An audio block: `data` base64-encoded."""
+
+    data: str
+    mimeType: str  # noqa: N815 -- MCP's field name
+    type: str = "audio"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump([("type", self.type), ("data", self.data), ("mimeType", self.mimeType),
+                      ("annotations", self.annotations), ("_meta", self.meta)])
+
+
+@dataclass
+class EmbeddedResource:
+    """An embedded resource: `resource` is `{"uri", "mimeType"?, "text"}` or `{"uri", "mimeType"?,
+    "blob"}`."""
+
+    resource: dict[str, Any]
+    type: str = "resource"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump([("type", self.type), ("resource", self.resource), ("annotations", self.annotations),
+                      ("_meta", self.meta)])
+
+
+@dataclass
+class ResourceLink:
+    """A link to a resource."""
+
+    name: str
+    uri: str
+    type: str = "resource_link"
+    title: str | None = None
+    description: str | None = None
+    mimeType: str | None = None  # noqa: N815 -- MCP's field name
+    size: int | None = None
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump([("name", self.name), ("title", self.title), ("uri", self.uri),
+                      ("description", self.description), ("mimeType", self.mimeType), ("size", self.size),
+                      ("annotations", self.annotations), ("_meta", self.meta), ("type", self.type)])
+
+
+ContentBlock = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink
+
+
+@dataclass
+class CallToolResult:
+    """A tool's whole result, answered as it is."""
+
+    content: list[ContentBlock] = field(default_factory=list)
+    structuredContent: dict[str, Any] | None = None  # noqa: N815 -- MCP's field name
+    isError: bool = False  # noqa: N815 -- MCP's field name
+    meta: dict[str, Any] | None = None
