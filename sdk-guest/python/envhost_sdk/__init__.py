@@ -46,10 +46,11 @@ from .environment import (
 from .errors import AgentEnvError, Applied
 from .parts import DataPart, FilePart, FileWithBytes, FileWithUri, Part, TextPart
 from .schema import Field
+from .serving import EnvironmentExtension, EnvironmentTool
 from .transfers import DATA_OBJECTS_EXTENSION_URI, uploaded_file_part
 
 __all__ = [
-    "DATA_OBJECTS_EXTENSION_URI", "uploaded_file_part", "AgentEnvEnvironment", "AgentEnvError", "Applied", "Caller", "DataPart", "Field", "FilePart", "FileWithBytes",
+    "DATA_OBJECTS_EXTENSION_URI", "EnvironmentExtension", "EnvironmentTool", "uploaded_file_part", "AgentEnvEnvironment", "AgentEnvError", "Applied", "Caller", "DataPart", "Field", "FilePart", "FileWithBytes",
     "FileWithUri", "ImageContent", "Part", "TextPart", "ToolContext", "add_data", "environment_card", "export",
     "extension", "get_data", "mcp_requests", "reset_data", "tool",
 ]

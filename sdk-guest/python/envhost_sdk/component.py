@@ -93,8 +93,13 @@ def env_info(description: Description) -> wit_env.EnvInfo:
         annotations=_annotations(t.annotations), meta=_json(t.meta) if t.meta is not None else None,
         hidden_by_default=t.hidden_by_default,
     ) for t in description.tools]
+    def params(uri: str) -> str | None:
+        given = description.extension_params.get(uri) or description.declared_params.get(uri, (None,))[0]
+        return _json(given) if given else None
+
     extensions = [wit_env.ExtensionInfo(
-        uri=e.uri, description=e.description, params=None, required=None,
+        uri=e.uri, description=e.description, params=params(e.uri),
+        required=description.declared_params.get(e.uri, (None, None))[1],
         layout=wit_env.ExtensionLayout.PER_METHOD if e.per_method else wit_env.ExtensionLayout.SINGLE,
         methods=[wit_env.ExtensionMethod(m.op, m.http_method, _json(m.request_schema), m.path) for m in e.methods],
     ) for e in description.extensions]

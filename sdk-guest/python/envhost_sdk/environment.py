@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_args, get_origin
 
 from . import schema as sch
-from . import transfers
+from . import serving, transfers
 from .context import ToolContext
 from .errors import AgentEnvError
 from .parts import Part
+from .serving import EnvironmentExtension, EnvironmentTool
 from .transfers import TransferError
 from .types import CallToolResult
 
@@ -39,6 +40,36 @@ class AgentEnvEnvironment:
     (protocol.md#tool-access) and serve `/tools/disable` and `/tools/enable`."""
 
     tool_access: bool = False
+
+    # The reference SDK's hooks, with its defaults; override them to choose what is served.
+
+    def served_tools(self, tools: list[EnvironmentTool]) -> list[EnvironmentTool]:
+        """The `@tool` methods to serve, in order; a returned descriptor's description replaces the
+        marked one."""
+        return tools
+
+    def served_extensions(self, extensions: list[EnvironmentExtension]) -> list[EnvironmentExtension]:
+        """The `@extension` handlers' extensions to serve: one left out is not served, and of one
+        served with `op`, only the methods its returned descriptor still lists."""
+        return extensions
+
+    def served_operations(self, operations: list[str]) -> list[str]:
+        """The data-plane methods to serve (`data/reset`, `data/add`, `data/get`)."""
+        return operations
+
+    def extension_params(self, uri: str) -> dict:
+        """Extension-level params (features, limits) advertised beside the methods of an extension
+        served with `op`."""
+        return {}
+
+    def declared_extensions(self) -> list[EnvironmentExtension]:
+        """Declaration-only extensions to advertise, like `urn:agentenv:intake/v1`."""
+        return []
+
+    def on_tool_call(self, context: ToolContext) -> Any:
+        """Runs before every tool call: None lets it proceed; a `CallToolResult`
+        (`envhost_sdk.types`; `isError=True` for a refusal) is the call's answer instead."""
+        return None
 
 
 # ---------------------------------------------------------------------------------- decorators
@@ -222,6 +253,10 @@ class Description:
     data_handlers: dict[str, str]
     exports: bool = False
     """Whether the `data/get` handler takes a `write_namespace` grant (declares data-objects/v1)."""
+    extension_params: dict[str, dict] = field(default_factory=dict)
+    """The extension-level params of extensions served with `op`, by URI (`extension_params`)."""
+    declared_params: dict[str, tuple[dict | None, bool | None]] = field(default_factory=dict)
+    """The params and `required` of declaration-only extensions, by URI (`declared_extensions`)."""
 
 
 def _is_context(hint: Any) -> bool:
@@ -527,8 +562,8 @@ class Runtime:
     """One environment instance and its description: what the component's exports call."""
 
     def __init__(self, cls: type) -> None:
-        self.description = describe(cls)
         self.instance = cls()
+        self.description = serving.apply(describe(cls), self.instance)
         self._tools = {t.name: t for t in self.description.tools}
         self._methods = {(e.uri, m.op): m for e in self.description.extensions for m in e.methods}
 
@@ -578,7 +613,11 @@ class Runtime:
         context = context if context is not None else ToolContext.current()
         kwargs = _bind(spec.signature, arguments, context)
         try:
-            value = run_sync(getattr(self.instance, spec.method)(**kwargs))
+            hook = serving._hook(self.instance, "on_tool_call")
+            answer = run_sync(hook(context)) if hook is not None else None
+            if answer is not None and not isinstance(answer, CallToolResult):
+                raise TypeError(f"on_tool_call must return None or CallToolResult, got {type(answer).__name__}")
+            value = answer if answer is not None else run_sync(getattr(self.instance, spec.method)(**kwargs))
             if isinstance(value, CallToolResult):
                 return ToolOutcome([block.to_json() for block in value.content], value.structuredContent,
                                    is_error=value.isError, meta=value.meta)

@@ -268,3 +268,73 @@ def test_a_call_tool_result_is_answered_verbatim_with_no_output_schema():
                                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
                                {"type": "audio", "data": "BBBB", "mimeType": "audio/wav"}]
     assert (outcome.structured_content, outcome.is_error, outcome.meta) == ({"n": 1}, True, {"k": "v"})
+
+
+def test_the_mount_hooks_choose_what_is_served_as_the_references_do():
+    from envhost_sdk import EnvironmentExtension
+    from envhost_sdk.types import CallToolResult, TextContent
+
+    @environment_card(name="hooked")
+    class Hooked(AgentEnvEnvironment):
+        @tool(name="{environment_name}_a")
+        def a(self) -> str:
+            return "a"
+
+        @tool(name="{environment_name}_b")
+        def b(self) -> str:
+            return "b"
+
+        @extension("urn:example:stats/v1", op="count")
+        def count(self) -> int:
+            return 1
+
+        @extension("urn:example:stats/v1", op="reset")
+        def reset_stats(self) -> int:
+            return 0
+
+        @extension("urn:example:gone/v1")
+        def gone(self) -> int:
+            return 0
+
+        @reset_data
+        def reset(self) -> None:
+            pass
+
+        @get_data
+        def get(self) -> list:
+            return []
+
+        def served_tools(self, tools):
+            return [t.model_copy(update={"description": "B!"}) for t in reversed(tools) if t.name != "hooked_a"] + \
+                [t for t in tools if t.name == "hooked_a"]
+
+        def served_extensions(self, extensions):
+            kept = [e for e in extensions if e.uri == "urn:example:stats/v1"]
+            return [e.model_copy(update={"params": {**e.params, "methods": {"count": e.params["methods"]["count"]}}})
+                    for e in kept]
+
+        def served_operations(self, operations):
+            return [o for o in operations if o != "data/reset"]
+
+        def extension_params(self, uri):
+            return {"limit": 5}
+
+        def declared_extensions(self):
+            return [EnvironmentExtension(uri="urn:agentenv:intake/v1", params={"add": []})]
+
+        def on_tool_call(self, context):
+            if context.caller.role == "guest":
+                return CallToolResult(content=[TextContent(type="text", text="refused")], isError=True)
+            return None
+
+    runtime = Runtime(Hooked)
+    d = runtime.description
+    assert [(t.name, t.description) for t in d.tools] == [("{environment_name}_b", "B!"), ("{environment_name}_a", None)]
+    assert [(e.uri, [m.op for m in e.methods]) for e in d.extensions] == [
+        ("urn:example:stats/v1", ["count"]), ("urn:agentenv:intake/v1", [])]
+    assert d.extension_params == {"urn:example:stats/v1": {"limit": 5}}
+    assert d.declared_params == {"urn:agentenv:intake/v1": ({"add": []}, None)}
+    assert d.operations == ["get"]
+    refused = runtime.call_tool("{environment_name}_a", {}, ToolContext(caller=Caller(role="guest")))
+    assert (refused.content, refused.is_error) == ([{"type": "text", "text": "refused"}], True)
+    assert runtime.call_tool("{environment_name}_a", {}, ToolContext(caller=Caller(role="alice"))).content == ["a"]
