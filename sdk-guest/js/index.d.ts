@@ -192,6 +192,10 @@ export class Environment {
   /** Serves `data/get` taking the caller's `write_namespace` grant (null when it sent none), and
    * declares `urn:agentenv:data-objects/v1`. */
   onGetData(handler: (writeNamespace: WriteNamespaceGrant | null) => Part[], options: { writeNamespace: true }): this;
+  /** Runs `handler(ctx)` before every tool: null lets the call proceed, a ToolResult answers it. */
+  onToolCall(handler: (ctx: ToolContext) => ToolResult | null | undefined): this;
+  /** Lets `handler(info)` edit the WIT `env-info` (tools, extensions, operations) before the host reads it. */
+  served(handler: (info: any) => any): this;
   /** Declares a tool. */
   tool<A extends { [key: string]: any } = { [key: string]: any }>(
     spec: ToolSpec,

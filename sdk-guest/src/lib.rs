@@ -23,6 +23,54 @@
 //! }
 //! ```
 //!
+//! Two hooks choose what is served, as the reference SDK's do: `#[served]` edits the description
+//! before the host reads it (its `served_tools`, `served_extensions`, `served_operations`,
+//! `extension_params`, `declared_extensions`), and `#[on_tool_call]` may answer a call before its
+//! tool runs.
+//!
+//! ```
+//! use envhost_sdk::{environment, EnvInfo, ExtensionInfo, ExtensionLayout, ToolContext, ToolResult};
+//!
+//! #[derive(Default)]
+//! struct Gated;
+//!
+//! #[environment(name = "gated")]
+//! impl Gated {
+//!     /// Answers "open".
+//!     #[tool(name = "{environment_name}_open")]
+//!     fn open(&self) -> String {
+//!         "open".into()
+//!     }
+//!
+//!     #[served]
+//!     fn served(info: &mut EnvInfo) {
+//!         info.tools[0].description = Some("Opens the gate.".into());
+//!         info.extensions.push(ExtensionInfo {
+//!             uri: "urn:agentenv:intake/v1".into(),
+//!             description: None,
+//!             params: Some(r#"{"add": [{"part": "data", "format": "json"}]}"#.into()),
+//!             required: None,
+//!             layout: ExtensionLayout::Single,
+//!             methods: Vec::new(),
+//!         });
+//!     }
+//!
+//!     #[on_tool_call]
+//!     fn gate(&mut self, ctx: &ToolContext) -> Option<ToolResult> {
+//!         (ctx.caller.role.as_deref() == Some("guest")).then(|| ToolResult {
+//!             content: vec![envhost_sdk::ContentBlock::Text("refused".into())],
+//!             structured_content: None,
+//!             is_error: true,
+//!             meta: None,
+//!         })
+//!     }
+//! }
+//!
+//! use envhost_sdk::Environment as _;
+//! assert_eq!(Gated::describe().tools[0].description.as_deref(), Some("Opens the gate."));
+//! assert_eq!(Gated::describe().extensions[0].uri, "urn:agentenv:intake/v1");
+//! ```
+//!
 //! A computer driver is written the same way, under [`computer_driver`]: see [`computer`]. An
 //! agent is one function under [`agent::agent`]: see [`agent`].
 //!

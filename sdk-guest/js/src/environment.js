@@ -148,6 +148,10 @@ export class Environment {
   #mcp = null;
   /** Whether `data/get` takes a `write_namespace` grant. */
   #exports = false;
+  /** The hook run before every tool, when one is set. */
+  #onToolCall = null;
+  /** The hook that edits the description, when one is set. */
+  #served = null;
 
   /**
    * @param {{name: string, toolAccess?: boolean}} options the card's `name` (unless
@@ -303,6 +307,29 @@ export class Environment {
   }
 
   /**
+   * Runs `handler(ctx)` before every tool (the reference's `on_tool_call`): null or undefined lets
+   * the call proceed, a ToolResult (`isError: true` for a refusal) answers it instead.
+   * @param {(ctx: ToolContext) => ToolResult | null | undefined} handler
+   */
+  onToolCall(handler) {
+    requireFunction(handler, "onToolCall");
+    this.#onToolCall = handler;
+    return this;
+  }
+
+  /**
+   * Lets `handler(info)` edit what is served before the host reads it, and answer it (the
+   * reference's `served_tools`, `served_extensions`, `served_operations`, `extension_params`):
+   * `info` is the WIT `env-info`, `{name, tools, extensions, operations, toolAccess}`.
+   * @param {(info: object) => object} handler
+   */
+  served(handler) {
+    requireFunction(handler, "served");
+    this.#served = handler;
+    return this;
+  }
+
+  /**
    * Declares an extension with no route (card only), like `urn:agentenv:intake/v1`.
    * @param {{uri: string, description?: string, params?: object, required?: boolean}} spec
    */
@@ -333,7 +360,7 @@ export class Environment {
    * SDK lists its methods; extensions in declaration order.
    */
   describe() {
-    return {
+    const info = {
       name: this.name,
       tools: [...this.#tools.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((t) => t.info),
       extensions: [
@@ -343,6 +370,7 @@ export class Environment {
       operations: OPERATIONS.map(([op]) => op).filter((op) => this.#handlers[op] !== undefined),
       toolAccess: this.toolAccess,
     };
+    return this.#served === null ? info : this.#served(info);
   }
 
   /**
@@ -413,8 +441,14 @@ export class Environment {
     const tool = this.#tools.get(name);
     if (tool === undefined) throw toWitError(new AgentEnvError("unknown_tool", `Unknown tool: ${name}`));
     try {
+      const ctx = ToolContext.current();
+      const answer = this.#onToolCall === null ? null : this.#onToolCall(ctx);
+      if (answer !== null && answer !== undefined) {
+        if (!(answer instanceof ToolResult)) throw new TypeError("onToolCall must answer null or a ToolResult");
+        return toolResult(answer, tool.shape);
+      }
       const args = withDefaults(JSON.parse(argumentsJson), tool.args);
-      return toolResult(tool.handler(args, ToolContext.current()), tool.shape);
+      return toolResult(tool.handler(args, ctx), tool.shape);
     } catch (error) {
       logUnexpected(`tool ${name}`, error);
       throw toWitError(error, "internal_error", 500);

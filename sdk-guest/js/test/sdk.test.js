@@ -240,3 +240,20 @@ test("a data/get taking writeNamespace declares data-objects, gets the grant and
   assert.throws(() => refusing.getData(), (e) => e.code === "invalid_transfer" && e.message === "The namespace upload path is invalid.");
   setGrant(null);
 });
+
+test("onToolCall answers before the tool and served edits what is served", () => {
+  const env = new Environment({ name: "gated" })
+    .tool({ name: "{environment_name}_open", description: "Open." }, function open() {
+      return "open";
+    })
+    .onToolCall((ctx) => (ctx.caller.role === "guest" ? new ToolResult([{ type: "text", text: "refused" }], { isError: true }) : null))
+    .served((info) => ({ ...info, tools: info.tools.map((t) => ({ ...t, description: "Opens the gate." })) }))
+    .exports();
+  assert.equal(env.describe().tools[0].description, "Opens the gate.");
+  setCall({ caller: { role: "guest", session: null }, tool: "gated_open", arguments: "{}", callId: "0".repeat(32) });
+  const refused = env.callTool("{environment_name}_open", "{}");
+  assert.equal(refused.isError, true);
+  setCall({ caller: { role: "alice", session: null }, tool: "gated_open", arguments: "{}", callId: "0".repeat(32) });
+  assert.equal(env.callTool("{environment_name}_open", "{}").isError, false);
+  setCall(null);
+});

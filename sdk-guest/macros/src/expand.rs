@@ -264,6 +264,22 @@ pub fn expand(env: Env) -> TokenStream {
             }
         }
     });
+    let served = env
+        .served
+        .as_ref()
+        .map_or_else(TokenStream::new, |hook| quote!(Self::#hook(&mut info);));
+    let on_tool_call = env
+        .on_tool_call
+        .as_ref()
+        .map_or_else(TokenStream::new, |hook| {
+            quote! {
+                if let ::std::option::Option::Some(answer) =
+                    self.#hook(&::envhost_sdk::ToolContext::current())
+                {
+                    return ::std::result::Result::Ok(answer);
+                }
+            }
+        });
     let call_extension = if ext_arms.is_empty() {
         TokenStream::new()
     } else {
@@ -289,7 +305,8 @@ pub fn expand(env: Env) -> TokenStream {
 
             impl ::envhost_sdk::Environment for #self_ty {
                 fn describe() -> ::envhost_sdk::EnvInfo {
-                    ::envhost_sdk::EnvInfo {
+                    #[allow(unused_mut)]
+                    let mut info = ::envhost_sdk::EnvInfo {
                         name: #name.into(),
                         tools: ::std::vec![#(#tool_infos),*],
                         extensions: {
@@ -299,7 +316,9 @@ pub fn expand(env: Env) -> TokenStream {
                         },
                         operations: ::std::vec![#(#operations),*],
                         tool_access: #tool_access,
-                    }
+                    };
+                    #served
+                    info
                 }
 
                 #reset
@@ -308,6 +327,7 @@ pub fn expand(env: Env) -> TokenStream {
 
                 fn call_tool(&mut self, name: &str, arguments: &str)
                     -> ::std::result::Result<::envhost_sdk::ToolResult, #error> {
+                    #on_tool_call
                     match name {
                         #(#tool_arms)*
                         _ => ::std::result::Result::Err(#error::new(

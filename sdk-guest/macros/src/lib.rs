@@ -44,6 +44,14 @@ use proc_macro::TokenStream;
 /// - `#[mcp]`: MCP requests beyond tools, `fn(&mut self, method: &str, params:
 ///   serde_json::Value) -> Result<serde_json::Value, EnvError>`: resources, prompts and
 ///   completions (protocol.md#resources-and-prompts).
+/// - `#[on_tool_call]`: `fn(&mut self, ctx: &ToolContext) -> Option<ToolResult>`, run before every
+///   tool: `None` lets the call proceed, a `ToolResult` (`is_error` for a refusal) answers it
+///   instead (the reference's `on_tool_call`).
+/// - `#[served]`: `fn(info: &mut EnvInfo)`, which edits what is served before the host reads it:
+///   drop or reorder tools and change their descriptions, drop extensions or their methods, set
+///   extension-level `params`, add declaration-only extensions (`urn:agentenv:intake/v1`), drop
+///   operations (the reference's `served_tools`, `served_extensions`, `served_operations`,
+///   `extension_params` and `declared_extensions`).
 #[proc_macro_attribute]
 pub fn environment(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = syn::parse_macro_input!(item as syn::ItemImpl);

@@ -107,6 +107,10 @@ pub struct Env {
     pub get_data: Option<DataHandler>,
     /// The `#[mcp]` handler of MCP requests beyond tools.
     pub mcp: Option<DataHandler>,
+    /// The `#[on_tool_call]` hook, run before every tool.
+    pub on_tool_call: Option<Ident>,
+    /// The `#[served]` hook, which edits the description before the host gets it.
+    pub served: Option<Ident>,
 }
 
 fn last_segment_is(ty: &Type, name: &str) -> bool {
@@ -338,7 +342,24 @@ fn data_handler(f: &ImplItemFn) -> Result<DataHandler> {
     })
 }
 
-const MARKERS: [&str; 6] = ["tool", "extension", "reset", "add_data", "get_data", "mcp"];
+const MARKERS: [&str; 8] = [
+    "tool",
+    "extension",
+    "reset",
+    "add_data",
+    "get_data",
+    "mcp",
+    "on_tool_call",
+    "served",
+];
+
+fn set_hook(slot: &mut Option<Ident>, f: &ImplItemFn) -> Result<()> {
+    if slot.is_some() {
+        return Err(Error::new(f.sig.span(), "only one method per hook"));
+    }
+    *slot = Some(f.sig.ident.clone());
+    Ok(())
+}
 
 fn set_once(slot: &mut Option<DataHandler>, f: &ImplItemFn) -> Result<()> {
     if slot.is_some() {
@@ -360,6 +381,7 @@ impl Env {
         .ok_or_else(|| Error::new(item.self_ty.span(), "expected a named type"))?;
         let (mut tools, mut extensions) = (Vec::new(), Vec::new());
         let (mut reset, mut add_data, mut get_data, mut mcp) = (None, None, None, None);
+        let (mut on_tool_call, mut served) = (None, None);
         for impl_item in item.items.iter_mut() {
             let ImplItem::Fn(f) = impl_item else { continue };
             let Some(index) = f
@@ -377,6 +399,8 @@ impl Env {
                 Some("reset") => set_once(&mut reset, f)?,
                 Some("add_data") => set_once(&mut add_data, f)?,
                 Some("mcp") => set_once(&mut mcp, f)?,
+                Some("on_tool_call") => set_hook(&mut on_tool_call, f)?,
+                Some("served") => set_hook(&mut served, f)?,
                 _ => set_once(&mut get_data, f)?,
             }
         }
@@ -390,6 +414,8 @@ impl Env {
             add_data,
             get_data,
             mcp,
+            on_tool_call,
+            served,
             item,
         })
     }
