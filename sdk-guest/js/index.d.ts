@@ -229,6 +229,9 @@ export const client: {
   elicit(message: string, schema: { [key: string]: Json }): Json;
 };
 
+/** Changes tool `name`'s description for this episode: its card entry and tools/list together. */
+export function updateTool(name: string, description: string): void;
+
 /** The caller's `write_namespace` grant as a guest sees it: its limits. */
 export interface WriteNamespaceGrant {
   readonly maxObjects: number;

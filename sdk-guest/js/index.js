@@ -26,6 +26,7 @@ export { AgentEnvError } from "./src/errors.js";
 export { log } from "./src/log.js";
 export { client, ClientError } from "./src/client.js";
 export { progress } from "./src/progress.js";
+export { updateTool } from "./src/serving.js";
 export {
   DATA_OBJECTS_EXTENSION_URI,
   NamespaceUploader,

@@ -184,3 +184,33 @@ def test_allowed_hosts_refuse_a_rebinding_host_and_origin(pool):
     assert post(f"localhost:{port}", f"http://localhost:{port}") == 200
     assert post("evil.example.com", None) == 421
     assert post(f"127.0.0.1:{port}", "http://evil.example.com") == 403
+
+
+def test_a_tool_description_changed_by_the_environment_shows_in_its_episodes_card_and_list(everything):
+    """docs/protocol.md#tool-updates: `update_tool` changes one episode's card and tools/list
+    together; other episodes keep the declared description; a fork and a snapshot restore replay
+    the change."""
+    def described(url: str) -> tuple[str, str]:
+        card = httpx.get(url + ".well-known/agent-env.json", timeout=10).json()
+        on_card = next(t["description"] for t in card["capabilities"]["tools"] if t["name"] == "describe_me")
+
+        async def listed(session: ClientSession):
+            return next(t.description for t in (await session.list_tools()).tools if t.name == "describe_me")
+
+        return on_card, run(_session(url + "mcp", Client(), listed))
+
+    declared = "Changes this tool's own description for the episode, as the reference's `update_tool`."
+    changed = everything.url(httpx.post(everything.url("/episodes"), json={}).json()["url"])
+    other = everything.url(httpx.post(everything.url("/episodes"), json={}).json()["url"])
+    result = run(_session(changed + "mcp", Client(),
+                          lambda s: s.call_tool("describe_me", {"description": "Now described anew."})))
+    assert not result.isError, result
+    assert described(changed) == ("Now described anew.", "Now described anew.")
+    assert described(other) == (declared, declared)
+    forked = httpx.post(changed + "fork", timeout=30)
+    assert forked.status_code == 201, forked.text
+    assert described(everything.url(forked.json()["url"])) == ("Now described anew.", "Now described anew.")
+    snapshot = httpx.post(changed + "snapshot", timeout=30).json()["snapshot"]
+    restored = httpx.post(everything.url(f"/snapshots/{snapshot}/episodes"), timeout=60)
+    assert restored.status_code == 201, restored.text
+    assert described(everything.url(restored.json()["url"])) == ("Now described anew.", "Now described anew.")

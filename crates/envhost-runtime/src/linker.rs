@@ -5,11 +5,13 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 use crate::capability::agent;
-use crate::capability::{client, context, log, pixels, progress, timing, upload, wasi, x11};
+use crate::capability::{
+    client, context, log, pixels, progress, serving, timing, upload, wasi, x11,
+};
 use crate::store::StoreData;
 
 /// The linker every environment component of `engine` is instantiated with: WASI with nothing
-/// granted and deterministic random and clocks, `context`, `log`, `progress`, `client` and `upload`.
+/// granted and deterministic random and clocks, `context`, `log`, `progress`, `client`, `upload` and `serving`.
 ///
 /// # Errors
 /// wasmtime's, when an interface is defined twice.
@@ -21,6 +23,7 @@ pub(crate) fn environment(engine: &Engine) -> wasmtime::Result<Linker<StoreData>
     progress::add_to_linker(&mut linker, |data| &mut data.context)?;
     client::add_to_linker(&mut linker, StoreData::client_view)?;
     upload::add_to_linker(&mut linker, StoreData::upload_view)?;
+    serving::add_to_linker(&mut linker, |data| &mut data.serving)?;
     Ok(linker)
 }
 

@@ -9,6 +9,7 @@ use crate::capability::client::ClientView;
 use crate::capability::context::Context;
 use crate::capability::log::{Log, LogView};
 use crate::capability::pixels::Pixels;
+use crate::capability::serving::Serving;
 use crate::capability::timing::Timing;
 use crate::capability::upload::UploadView;
 use crate::capability::wasi::{Sources, Wasi};
@@ -31,6 +32,8 @@ pub struct StoreData {
     pub(crate) x11: X11,
     /// An agent's turn: its broker and the model answers it holds.
     pub(crate) agent: AgentState,
+    /// The episode's tool descriptions as its guest changed them.
+    pub(crate) serving: Serving,
     memory: MemoryCap,
     deadline: Deadline,
 }
@@ -47,6 +50,7 @@ impl StoreData {
             timing: Timing::default(),
             x11: X11::new(String::new()),
             agent: AgentState::default(),
+            serving: Serving::default(),
             memory: MemoryCap::new(limits.memory_bytes),
             deadline: Deadline::new(limits.cpu_deadline),
         }

@@ -2,7 +2,8 @@
 //! default server suite) runs against: the tools, resources and prompts each scenario names,
 //! answering as each scenario expects. Tools return results verbatim (`ToolResult`), report
 //! progress, write log records and ask the client (sampling, elicitation); resources,
-//! templates, prompts and completions are served through the `#[mcp]` handler.
+//! templates, prompts and completions are served through the `#[mcp]` handler. `describe_me`
+//! changes its own description for the episode (`update_tool`).
 
 use envhost_sdk::{
     ContentBlock, EnvError, ImageContent, ToolResult, client, environment, log, progress,
@@ -45,6 +46,16 @@ fn resource(uri: &str, mime_type: &str, text: &str) -> Value {
 
 #[environment(name = "everything")]
 impl Everything {
+    /// Changes this tool's own description for the episode, as the reference's `update_tool`.
+    #[tool(name = "describe_me")]
+    fn describe_me(
+        &self,
+        #[arg(description = "The new description.")] description: String,
+    ) -> Result<String, EnvError> {
+        envhost_sdk::update_tool("describe_me", &description)?;
+        Ok(description)
+    }
+
     /// Answers one text block.
     #[tool(name = "test_simple_text")]
     fn simple_text(&self) -> ToolResult {

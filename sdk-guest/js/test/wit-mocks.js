@@ -19,6 +19,13 @@ export function write(level, message, fields) {
   records.push([level, message, fields]);
 }
 
+/** The tool descriptions changed, as [name, description]. */
+export const updates = [];
+
+export function updateTool(name, description) {
+  updates.push([name, description]);
+}
+
 /** The progress reports, as [done, total, message]. */
 export const reports = [];
 

@@ -66,6 +66,11 @@ class AgentEnvEnvironment:
         """Declaration-only extensions to advertise, like `urn:agentenv:intake/v1`."""
         return []
 
+    async def update_tool(self, name: str, *, description: str) -> None:
+        """Changes a served tool's description for this episode: its card entry and tools/list
+        change together (docs/protocol.md#tool-updates). Raises ValueError for no such tool."""
+        serving.update_tool(name, description)
+
     def on_tool_call(self, context: ToolContext) -> Any:
         """Runs before every tool call: None lets it proceed; a `CallToolResult`
         (`envhost_sdk.types`; `isError=True` for a refusal) is the call's answer instead."""

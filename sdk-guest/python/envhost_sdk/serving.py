@@ -42,6 +42,20 @@ class EnvironmentExtension(_Copyable):
     required: bool | None = None
 
 
+def update_tool(name: str, description: str) -> None:
+    """Changes tool `name`'s description for this episode through the host. Raises ValueError
+    for no such tool, and outside a component."""
+    try:
+        from componentize_py_types import Err
+        from wit_world.imports import serving as host
+    except ImportError:
+        raise ValueError("tool descriptions change only in a component served by envhost") from None
+    try:
+        host.update_tool(name, description)
+    except Err as e:
+        raise ValueError(e.value) from None
+
+
 def _hook(instance: Any, name: str) -> Any:
     """The instance's own override of hook `name`, or None."""
     from .environment import AgentEnvEnvironment

@@ -14,6 +14,8 @@
 //!   served, journaled.
 //! - [`upload`]: `agentenv:environment/upload`, a `data/get`'s export uploaded under its
 //!   caller's grant, journaled.
+//! - [`serving`]: `agentenv:environment/serving`, the episode's tool descriptions changed while
+//!   it runs.
 //! - [`progress`]: `agentenv:environment/progress`, the progress of the tool call served, sent
 //!   to its caller.
 //! - [`pixels`]: `agentenv:computer/pixels`, captures the host holds for a driver.
@@ -26,6 +28,7 @@ pub mod context;
 pub mod log;
 pub mod pixels;
 pub mod progress;
+pub mod serving;
 pub mod timing;
 pub mod upload;
 pub mod wasi;

@@ -10,6 +10,8 @@
 //! a guest keeps across calls are not carried over; a guest that keeps one faults on its next
 //! use, and the episode is then rebuilt by replaying its journal.
 
+use std::collections::BTreeMap;
+
 use wasmtime::Store;
 use wasmtime::component::{ComponentType, Instance, Lift, WasmList};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
@@ -30,6 +32,9 @@ pub struct Image {
     monotonic: u64,
     /// The image component's size, in bytes.
     size: usize,
+    /// The tool descriptions the journal's calls changed, which an episode started from the
+    /// image takes.
+    descriptions: Option<BTreeMap<String, String>>,
 }
 
 /// Why an image could not be made.
@@ -97,7 +102,13 @@ impl Image {
             entries: journal.len(),
             monotonic,
             size,
+            descriptions: maker.descriptions.changed(),
         })
+    }
+
+    /// The tool descriptions the image's journal changed.
+    pub(super) fn descriptions(&self) -> Option<&BTreeMap<String, String>> {
+        self.descriptions.as_ref()
     }
 
     /// The compiled image.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::counted::Counted;
 use crate::call::{CallContext, Exchange, Peer};
+use crate::capability::serving::{Descriptions, Serving};
 use crate::capability::wasi::{Position, Reading, Seed, Sources};
 use crate::environment::{Environment, Live, Ready};
 use crate::error::{CallError, Fault, ReplayError};
@@ -32,16 +33,35 @@ pub(super) struct Maker {
     pub(super) environment: Arc<Environment>,
     pub(super) label: String,
     pub(super) sources: Sources,
+    /// The episode's tool descriptions as its guest changed them, shared by its instances.
+    pub(super) descriptions: Descriptions,
+    /// The environment's tools' declared names.
+    declared: Arc<[String]>,
 }
 
 impl Maker {
     /// The maker of an episode of `environment` with `seed`, labelled `label` in the log.
     pub(super) fn new(environment: Arc<Environment>, label: String, seed: Seed) -> Self {
+        let declared = environment
+            .description()
+            .tools
+            .iter()
+            .map(|t| t.declared_name.clone())
+            .collect();
         Self {
             environment,
             label,
             sources: Sources::new(seed),
+            descriptions: Descriptions::default(),
+            declared,
         }
+    }
+
+    /// `live`, its `serving` capability sharing the episode's descriptions.
+    fn attached(&self, mut live: Live) -> Live {
+        live.store.data_mut().serving =
+            Serving::new(self.descriptions.clone(), self.declared.clone());
+        live
     }
 
     /// A fresh instance, live, and the clock readings it made while starting.
@@ -53,7 +73,7 @@ impl Maker {
             .instantiate(&self.label, &self.sources)
             .await
             .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
-        Ok((live, self.sources.tape.take().0))
+        Ok((self.attached(live), self.sources.tape.take().0))
     }
 
     /// Runs `op`, the journal's entry `index`, on `live` with `context` for the `context`
@@ -109,7 +129,7 @@ impl Maker {
             .await
             .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
         self.sources.tape.take();
-        Ok(live)
+        Ok(self.attached(live))
     }
 
     /// A fresh instance brought to the end of `journal` by replaying it, each call checked
@@ -127,11 +147,12 @@ impl Maker {
     ) -> Result<Live, ReplayError> {
         self.sources.tape.play(&journal.start);
         self.sources.dice.at(Position::Start);
-        let mut live = self
-            .environment
-            .instantiate_from(ready, &self.label, &self.sources)
-            .await
-            .map_err(|e| ReplayError::Instantiate(format!("{e:#}")))?;
+        let mut live = self.attached(
+            self.environment
+                .instantiate_from(ready, &self.label, &self.sources)
+                .await
+                .map_err(|e| ReplayError::Instantiate(format!("{e:#}")))?,
+        );
         if self.sources.tape.take().1 {
             return Err(ReplayError::Start);
         }

@@ -34,6 +34,7 @@ pub use image::{Image, ImageError};
 use crate::bindings::ToolResult;
 use crate::bindings::agentenv::environment::types as wit;
 use crate::call::{CallContext, Peer};
+use crate::capability::serving::Descriptions;
 use crate::capability::wasi::Seed;
 use crate::convert;
 use crate::environment::Environment;
@@ -52,6 +53,8 @@ use replayable::Replayable;
 pub struct Runner {
     environment: Arc<Environment>,
     seed: Seed,
+    /// The tool descriptions the episode's guest changed, shared with its instances.
+    descriptions: Descriptions,
     replayable: Arc<Mutex<Replayable>>,
     /// Calls waiting for the lock or holding it.
     admitted: AtomicUsize,
@@ -115,6 +118,7 @@ impl Runner {
             ))));
         }
         let maker = Maker::new(environment, label, seed);
+        maker.descriptions.extend(image.descriptions());
         let live = maker.start_from(image.ready(), image.monotonic()).await?;
         Ok(Self::new(Replayable::new(maker, live, journal), threads))
     }
@@ -140,6 +144,7 @@ impl Runner {
         Self {
             environment: replayable.environment().clone(),
             seed: replayable.seed(),
+            descriptions: replayable.descriptions(),
             replayable: Arc::new(Mutex::new(replayable)),
             admitted: AtomicUsize::new(0),
             placement: threads.placement(),
@@ -149,6 +154,12 @@ impl Runner {
     /// The environment this is an episode of.
     pub fn environment(&self) -> &Arc<Environment> {
         &self.environment
+    }
+
+    /// The tool descriptions the episode's guest changed (protocol.md#tool-updates), by
+    /// declared name; none when it changed none.
+    pub fn changed_descriptions(&self) -> Option<std::collections::BTreeMap<String, String>> {
+        self.descriptions.changed()
     }
 
     /// The seed of the episode's WASI random.

@@ -19,6 +19,11 @@ pub(super) struct Replayable {
 }
 
 impl Replayable {
+    /// The tool descriptions the episode's guest changed.
+    pub(super) fn descriptions(&self) -> crate::capability::serving::Descriptions {
+        self.maker.descriptions.clone()
+    }
+
     /// `live`, made by `maker`, at the end of `journal`.
     pub(super) fn new(maker: Maker, live: Live, journal: Journal) -> Self {
         Self {

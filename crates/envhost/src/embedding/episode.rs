@@ -2,16 +2,19 @@
 //! (its tool-access rules), and its operations with the protocol's semantics, the same
 //! in-process as over HTTP.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use bytes::Bytes;
+use envhost_protocol::card::card;
 use envhost_protocol::description::Object;
 use envhost_protocol::error::{Applied, CodedError, EXTENSION_FAILED, PERMISSION_DENIED};
 use envhost_protocol::extension::bind;
-use envhost_protocol::json::to_text;
+use envhost_protocol::json::{to_python_json, to_text};
 use envhost_protocol::tool_access::{Change, Rules};
 use envhost_protocol::{Caller, Content, Part, ToolResult};
 use envhost_runtime::bindings::{ContentBlock as GuestBlock, ToolResult as GuestResult};
@@ -321,6 +324,27 @@ impl Episode {
         Ok(self
             .record(CallKind::Add, self.runner.add_data(parts))
             .await?)
+    }
+
+    /// The tool descriptions the environment changed in this episode (protocol.md#tool-updates),
+    /// by declared name; none when it changed none.
+    pub fn changed_descriptions(&self) -> Option<BTreeMap<String, String>> {
+        self.runner.changed_descriptions()
+    }
+
+    /// The episode's card (protocol.md#card), as encoded once for the environment unless the
+    /// environment changed a tool's description in this episode.
+    pub fn card(&self) -> Bytes {
+        let Some(changed) = self.changed_descriptions() else {
+            return self.catalog.card.clone();
+        };
+        let mut description = self.catalog.description.clone();
+        for tool in &mut description.tools {
+            if let Some(text) = changed.get(&tool.declared_name) {
+                tool.description = Some(text.clone());
+            }
+        }
+        Bytes::from(to_python_json(&card(&description)))
     }
 
     /// `data/get` (protocol.md#get-data).

@@ -58,7 +58,7 @@ async fn card(Current(episode): Current) -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        episode.catalog().card.clone(),
+        episode.card(),
     )
         .into_response()
 }

@@ -2,6 +2,7 @@
 //! entry (protocol.md#tool-listing) and the `initialize` result (protocol.md#methods), in rmcp's
 //! model types.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use envhost_protocol::description::Tool;
@@ -102,6 +103,9 @@ impl Listing {
     /// # Errors
     /// serde_json's, should the list not encode.
     pub fn tools(&self, episode: &Episode, caller: &Caller) -> serde_json::Result<Box<RawValue>> {
+        if let Some(changed) = episode.changed_descriptions() {
+            return Self::tools_changed(episode, caller, &changed);
+        }
         let tools = episode
             .catalog()
             .tools
@@ -111,5 +115,30 @@ impl Listing {
             .map(|(_, listed)| &**listed)
             .collect();
         to_raw_value(&ToolList { tools })
+    }
+
+    /// [`Listing::tools`] of an episode whose guest changed some descriptions
+    /// (protocol.md#tool-updates): every entry encoded afresh.
+    fn tools_changed(
+        episode: &Episode,
+        caller: &Caller,
+        changed: &BTreeMap<String, String>,
+    ) -> serde_json::Result<Box<RawValue>> {
+        let entries = episode
+            .catalog()
+            .tools
+            .iter()
+            .filter(|tool| !episode.is_disabled(caller, tool))
+            .map(|served| match changed.get(&served.tool.declared_name) {
+                Some(description) => to_raw_value(&entry(&Tool {
+                    description: Some(description.clone()),
+                    ..served.tool.clone()
+                })),
+                None => to_raw_value(&entry(&served.tool)),
+            })
+            .collect::<serde_json::Result<Vec<_>>>()?;
+        to_raw_value(&ToolList {
+            tools: entries.iter().map(|e| &**e).collect(),
+        })
     }
 }
