@@ -8,7 +8,7 @@
 #   make setup-serve, make setup-test, make setup-lint: only the installing
 #   make guests      every example component: Rust (guests/), Python, JavaScript and C
 #   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm,
-#                    faulty-py.wasm
+#                    faulty-py.wasm, and the reference port tickets-py.wasm
 #   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm,
 #                    tool-agent-js.wasm
 #   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
@@ -61,7 +61,7 @@ guests: guests-rust guests-py guests-js guests-c
 guests-rust:
 	cargo build --release --target wasm32-wasip2 --manifest-path guests/Cargo.toml
 
-guests-py: $(COMPONENTS)/slack-py.wasm $(COMPONENTS)/faulty-py.wasm
+guests-py: $(COMPONENTS)/slack-py.wasm $(COMPONENTS)/faulty-py.wasm $(COMPONENTS)/tickets-py.wasm
 
 $(PY_BUILD_VENV)/.installed: $(PY_SDK)/requirements-build.txt
 	$(PYTHON) -m venv $(PY_BUILD_VENV)
@@ -75,6 +75,13 @@ $(COMPONENTS)/%-py.wasm: guests/%-py/app.py $(PY_GUEST_DEPS)
 	mkdir -p $(COMPONENTS)
 	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
 		-p guests/$*-py -p $(PY_SDK) -o $@
+
+# A reference port, tests/reference-ports/NAME: the reference environment with its imports
+# changed (python/NAME.py) and the app module that exports it.
+$(COMPONENTS)/tickets-py.wasm: $(wildcard tests/reference-ports/tickets/python/*.py) $(PY_GUEST_DEPS)
+	mkdir -p $(COMPONENTS)
+	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
+		-p tests/reference-ports/tickets/python -p $(PY_SDK) -o $@
 
 guests-js: $(JS_GUESTS:%=$(COMPONENTS)/%.wasm)
 

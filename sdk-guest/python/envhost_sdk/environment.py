@@ -413,8 +413,9 @@ def _members(cls: type) -> list[tuple[str, Any]]:
 
 
 def describe(cls: type) -> Description:
-    """Reads an environment class: its tools (sorted by method name, as the reference SDK lists
-    them), extensions (grouped by URI in definition order), data-plane handlers and card name.
+    """Reads an environment class: its tools and extensions (each in method-name order, as the
+    reference SDK discovers them; an extension's methods grouped under its URI where its first
+    method comes), data-plane handlers and card name.
 
     Raises TypeError for what cannot be served: a parameter without a type hint, a type without
     a JSON Schema, two handlers for one data-plane operation or one extension method, or a URI
@@ -423,7 +424,7 @@ def describe(cls: type) -> Description:
     tools: list[ToolDescription] = []
     extensions: list[ExtensionDescription] = []
     data_handlers: dict[str, str] = {}
-    for attr, fn in _members(cls):
+    for attr, fn in sorted(_members(cls)):
         if (options := getattr(fn, _TOOL, None)) is not None:
             tools.append(_describe_tool(attr, fn, options))
         if (ext := getattr(fn, _EXTENSION, None)) is not None:
