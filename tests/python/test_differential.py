@@ -13,8 +13,7 @@ Normalisation keeps what the protocol makes contract and drops what it leaves fr
 - -32700 and -32600: without envhost's data.detail (a listed difference);
 - -32000 transfer errors whose text each host words its own way (a JSON decoder's message, an
   unsupported scheme, an unreachable URL): compared up to a prefix given in the case;
-- card tools: inputSchema reduced to property names and required (envhost's optional parameter is
-  {"type": ["string", "null"]} where the reference says {"type": "string"});
+- the card: as it is (tools' schemas included, the reference's simplified ones);
 - tools/list: name, description, property names, required, annotations, _meta, has-outputSchema;
 - tools/call: content, structuredContent, isError;
 - HTTP: status, content type, Allow (as a set, HEAD dropped), body.
@@ -124,9 +123,6 @@ def normalise_schema(schema: dict) -> dict:
 
 
 def normalise_card(card: dict) -> str:
-    tools = card.get("capabilities", {}).get("tools") or []
-    for tool in tools:
-        tool["inputSchema"] = normalise_schema(tool.get("inputSchema"))
     return ordered(card)
 
 
