@@ -14,7 +14,7 @@ Normalisation keeps what the protocol makes contract and drops what it leaves fr
 - -32000 transfer errors whose text each host words its own way (a JSON decoder's message, an
   unsupported scheme, an unreachable URL): compared up to a prefix given in the case;
 - the card: as it is (tools' schemas included, the reference's simplified ones);
-- tools/list: name, description, property names, required, annotations, _meta, has-outputSchema;
+- tools/list: as it is (schemas included, byte for byte as JSON);
 - tools/call: content, structuredContent, isError;
 - HTTP: status, content type, Allow (as a set, HEAD dropped), body.
 
@@ -115,26 +115,8 @@ def normalise_rpc_reply(reply: dict, message_prefix: str | None = None) -> str:
     return ordered(reply)
 
 
-def normalise_schema(schema: dict) -> dict:
-    out = {"properties": list((schema or {}).get("properties", {}))}
-    if "required" in (schema or {}):
-        out["required"] = sorted(schema["required"])
-    return out
-
-
 def normalise_card(card: dict) -> str:
     return ordered(card)
-
-
-def normalise_listed_tool(tool: dict) -> dict:
-    return {
-        "name": tool["name"],
-        "description": tool.get("description"),
-        "inputSchema": normalise_schema(tool.get("inputSchema")),
-        "annotations": tool.get("annotations"),
-        "_meta": tool.get("_meta"),
-        "outputSchema": "outputSchema" in tool,
-    }
 
 
 def normalise_call_result(result: dict) -> dict:
@@ -239,7 +221,7 @@ def tools(role: str | None = None, meta: dict | None = None, cursor: str | None 
         params: dict[str, Any] = {"_meta": meta} if meta is not None else {}
         if cursor is not None:
             params["cursor"] = cursor
-        return [normalise_listed_tool(t) for t in ctx.session(role).result("tools/list", params)["tools"]]
+        return ctx.session(role).result("tools/list", params)["tools"]
     return step
 
 

@@ -163,7 +163,8 @@ pub struct Extension {
 
 impl Extension {
     /// The card entry `{uri, description, params, required}` (protocol.md#card-extensions,
-    /// protocol.md#extension-routes).
+    /// protocol.md#extension-routes), each method's request schema in the reference's simplified
+    /// form ([`crate::card::card_schema`]).
     pub fn card_entry(&self) -> Value {
         let params = if self.methods.is_empty() {
             self.params.clone().map(Value::Object)
@@ -176,7 +177,10 @@ impl Extension {
                 if self.layout == Layout::PerMethod {
                     entry.insert("endpoint".into(), Value::String(m.path.clone()));
                 }
-                entry.insert("request".into(), Value::Object(m.request_schema.clone()));
+                entry.insert(
+                    "request".into(),
+                    crate::card::card_schema(&m.request_schema),
+                );
                 methods.insert(m.op.clone(), Value::Object(entry));
             }
             if self.layout == Layout::Single {

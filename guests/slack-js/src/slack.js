@@ -19,12 +19,13 @@ const STATS = {
   description: "Channel and message counts, and channel topics.",
 };
 
-const Channel = s.named("Channel", s.object({ name: s.string(), topic: s.string() }, { description: "A channel and its topic." }));
+// A channel and its topic.
+const Channel = s.named("Channel", s.object({ name: s.string(), topic: s.string() }));
 const MessageOut = s.named(
   "MessageOut",
   s.object(
+    // A message; `from` is the role that sent it, `to` the role it is addressed to.
     { channel: s.string(), text: s.string(), from: s.nullable(s.string()), to: s.nullable(s.string()) },
-    { description: "A message; `from` is the role that sent it, `to` the role it is addressed to." },
   ),
 );
 
@@ -104,7 +105,7 @@ slack.tool(
     name: "{environment_name}_admin_purge",
     description: "Delete every message of a channel; answers how many were deleted. Hidden until granted to a role.",
     args: { channel: s.string({ description: "The channel whose messages to delete." }) },
-    returns: s.integer({ format: "uint", minimum: 0 }),
+    returns: s.integer(),
     hiddenByDefault: true,
   },
   function admin_purge({ channel }) {

@@ -10,14 +10,15 @@ use serde::Serialize;
 
 use seed::Staged;
 
-/// A channel and its topic.
+// A channel and its topic. (No doc comment: schemars would make it the schema's description,
+// which the reference's TypedDict has none of.)
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Channel {
     name: String,
     topic: String,
 }
 
-/// A message; `from` is the role that sent it, `to` the role it is addressed to.
+// A message; `from` is the role that sent it, `to` the role it is addressed to.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[schemars(rename = "MessageOut")]
 pub struct Message {

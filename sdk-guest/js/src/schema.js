@@ -110,8 +110,85 @@ function withDefinitions(schema, references = schema) {
  */
 export function inputSchema(properties, title) {
   const schema = s.object(properties);
-  if (title !== undefined) schema.title = title;
-  return withDefinitions(schema);
+  if (title === undefined) return withDefinitions(schema);
+  schema.title = title;
+  return pydanticForm(withDefinitions(schema));
+}
+
+/** pydantic's default title of a field: `max_count` → `Max Count`. */
+function titleOf(name) {
+  return name
+    .split("_")
+    .map((word) => (word === "" ? "" : word[0].toUpperCase() + word.slice(1).toLowerCase()))
+    .join(" ");
+}
+
+/** Whether `schema` only refers to a definition (itself or with `null`): pydantic titles no such field. */
+function refers(schema) {
+  if ("$ref" in schema) return true;
+  const any = schema.anyOf;
+  return Array.isArray(any) && any.length === 2 && any.some((x) => "$ref" in x) && any.some((x) => x.type === "null");
+}
+
+const VALUE_KEYS = new Set(["default", "enum", "const", "examples"]);
+
+function titled(schema) {
+  if (Array.isArray(schema)) return schema.map(titled);
+  if (schema === null || typeof schema !== "object") return schema;
+  let out = { ...schema };
+  if (Array.isArray(out.type)) {
+    const notNull = out.type.filter((t) => t !== "null");
+    if (notNull.length === 1 && notNull.length < out.type.length) {
+      const inner = { type: notNull[0] };
+      const outer = {};
+      for (const [key, value] of Object.entries(out)) {
+        if (key === "type") continue;
+        if (key === "title" || key === "description" || key === "default") outer[key] = value;
+        else inner[key] = value;
+      }
+      out = { ...outer, anyOf: [titled(inner), { type: "null" }] };
+    }
+  }
+  for (const [key, value] of Object.entries(out)) {
+    if (key === "properties" && value !== null && typeof value === "object") {
+      out.properties = Object.fromEntries(
+        Object.entries(value).map(([name, prop]) => {
+          const done = titled(prop);
+          if (done !== null && typeof done === "object" && !("title" in done) && !refers(done)) done.title = titleOf(name);
+          return [name, done];
+        }),
+      );
+    } else if (key === "$defs" && value !== null && typeof value === "object") {
+      out.$defs = Object.fromEntries(
+        Object.entries(value).map(([name, def]) => {
+          const done = titled(def);
+          if (done !== null && typeof done === "object" && !("title" in done)) done.title = name;
+          return [name, done];
+        }),
+      );
+    } else if (!VALUE_KEYS.has(key)) {
+      out[key] = titled(value);
+    }
+  }
+  return out;
+}
+
+/** Sorts keys recursively but a `properties` object's and a `default`'s, as pydantic does. */
+function sortKeys(value, parent = null) {
+  if (Array.isArray(value)) return value.map((v) => sortKeys(v, parent));
+  if (value === null || typeof value !== "object") return value;
+  const keys = parent === "properties" || parent === "default" ? Object.keys(value) : Object.keys(value).sort();
+  return Object.fromEntries(keys.map((k) => [k, k === "default" ? value[k] : sortKeys(value[k], k)]));
+}
+
+/**
+ * `schema` as pydantic writes the same type (protocol.md#tool-listing): `["T", "null"]` types as
+ * `anyOf` with `null`, every property titled after its name (but a reference to a definition),
+ * every definition titled after its name, keys sorted as pydantic sorts them.
+ * @param {object} schema
+ */
+export function pydanticForm(schema) {
+  return sortKeys(titled(schema));
 }
 
 /** How a tool's return value becomes structured content. */
@@ -137,10 +214,13 @@ export function outputShape(returns, title) {
   const named = NAMED.get(returns);
   const resolved = named === undefined ? returns : { ...named.schema, title: named.name };
   if (resolved.type === "object") {
-    return { shape: Shape.OBJECT, schema: withDefinitions(resolved, named === undefined ? resolved : named.schema) };
+    return {
+      shape: Shape.OBJECT,
+      schema: pydanticForm(withDefinitions(resolved, named === undefined ? resolved : named.schema)),
+    };
   }
   const wrapped = { type: "object", properties: { result: returns }, required: ["result"], title };
-  return { shape: Shape.WRAPPED, schema: withDefinitions(wrapped) };
+  return { shape: Shape.WRAPPED, schema: pydanticForm(withDefinitions(wrapped)) };
 }
 
 /** How a JSON value reads in a type error, as serde words it: integer `5`, string "x", map... */
