@@ -22,7 +22,7 @@ pub(crate) fn environment(engine: &Engine) -> wasmtime::Result<Linker<StoreData>
     log::add_to_linker(&mut linker, StoreData::log_view)?;
     progress::add_to_linker(&mut linker, |data| &mut data.context)?;
     client::add_to_linker(&mut linker, StoreData::client_view)?;
-    upload::add_to_linker(&mut linker, StoreData::upload_view)?;
+    upload::add_to_linker(&mut linker, StoreData::client_view)?;
     serving::add_to_linker(&mut linker, |data| &mut data.serving)?;
     Ok(linker)
 }

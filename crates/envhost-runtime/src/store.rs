@@ -11,7 +11,6 @@ use crate::capability::log::{Log, LogView};
 use crate::capability::pixels::Pixels;
 use crate::capability::serving::Serving;
 use crate::capability::timing::Timing;
-use crate::capability::upload::UploadView;
 use crate::capability::wasi::{Sources, Wasi};
 use crate::capability::x11::{X11, X11View};
 use crate::limits::{Deadline, Limits, MemoryCap};
@@ -112,17 +111,9 @@ impl StoreData {
         }
     }
 
-    /// The `client` capability's view: the call being served and its deadline.
+    /// The `client` and `upload` capabilities' view: the call being served and its deadline.
     pub(crate) fn client_view(&mut self) -> ClientView<'_> {
         ClientView {
-            context: &mut self.context,
-            deadline: &mut self.deadline,
-        }
-    }
-
-    /// The `upload` capability's view: the call being served and its deadline.
-    pub(crate) fn upload_view(&mut self) -> UploadView<'_> {
-        UploadView {
             context: &mut self.context,
             deadline: &mut self.deadline,
         }

@@ -33,14 +33,14 @@ class TextContent:
 
 
 @dataclass
-class ImageContent:
-    """An image block: `data` base64-encoded."""
+class _MediaContent:
+    """A block of base64-encoded `data` of a media type."""
 
     data: str
     mimeType: str  # noqa: N815 -- MCP's field name
-    type: str = "image"
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
+    type: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return _dump([("type", self.type), ("data", self.data), ("mimeType", self.mimeType),
@@ -48,18 +48,17 @@ class ImageContent:
 
 
 @dataclass
-class AudioContent:
+class ImageContent(_MediaContent):
+    """An image block: `data` base64-encoded."""
+
+    type: str = "image"
+
+
+@dataclass
+class AudioContent(_MediaContent):
     """An audio block: `data` base64-encoded."""
 
-    data: str
-    mimeType: str  # noqa: N815 -- MCP's field name
     type: str = "audio"
-    annotations: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return _dump([("type", self.type), ("data", self.data), ("mimeType", self.mimeType),
-                      ("annotations", self.annotations), ("_meta", self.meta)])
 
 
 @dataclass

@@ -16,7 +16,8 @@ use crate::limits::Deadline;
 /// JSON-RPC's "method not found", for a request no caller can answer.
 const NO_CLIENT: i32 = -32601;
 
-/// The `client` capability's view of a store's data: the call being served, and its deadline.
+/// The `client` and `upload` capabilities' view of a store's data: the call being served, and
+/// its deadline.
 pub struct ClientView<'a> {
     /// The call being served, its peer and its recorded answers.
     pub context: &'a mut Context,

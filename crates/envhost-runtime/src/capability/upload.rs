@@ -15,8 +15,7 @@ use wasmtime::component::{HasData, Linker};
 
 use crate::bindings::agentenv::environment::upload;
 use crate::call::{Exchange, Namespace, NamespaceLimits, Stored, TransferFailure};
-use crate::capability::context::Context;
-use crate::limits::Deadline;
+use crate::capability::client::ClientView;
 
 const INVALID: &str = "invalid_transfer";
 const TOO_LARGE: &str = "transfer_too_large";
@@ -40,19 +39,12 @@ impl Uploads {
     }
 }
 
-/// The `upload` capability's view of a store's data: the call being served, and its deadline.
-pub struct UploadView<'a> {
-    /// The call being served, its peer and its recorded answers.
-    pub context: &'a mut Context,
-    /// The call's CPU deadline, pushed back by the time spent uploading.
-    pub(crate) deadline: &'a mut Deadline,
-}
-
-/// [`HasData`] for [`UploadView`].
+/// [`HasData`] for the `upload` capability: the [`ClientView`] of the call being served (its
+/// peer, recorded answers and deadline), which the `client` capability uses too.
 pub struct UploadData;
 
 impl HasData for UploadData {
-    type Data<'a> = UploadView<'a>;
+    type Data<'a> = ClientView<'a>;
 }
 
 /// Whether `path` is a normalized relative POSIX path, as the reference's `RelativePath`.
@@ -60,7 +52,7 @@ pub fn is_relative_path(path: &str) -> bool {
     !path.contains('\\') && path.split('/').all(|s| !matches!(s, "" | "." | ".."))
 }
 
-impl UploadView<'_> {
+impl ClientView<'_> {
     /// The live namespace of the call, none in a replay or without a grant.
     fn namespace(&self) -> Option<Arc<dyn Namespace>> {
         self.context.peer().and_then(|peer| peer.namespace())
@@ -137,7 +129,7 @@ fn to_wit(failure: TransferFailure) -> upload::TransferError {
     }
 }
 
-impl upload::Host for UploadView<'_> {
+impl upload::Host for ClientView<'_> {
     fn grant(&mut self) -> Option<upload::Namespace> {
         self.limits().map(|l| upload::Namespace {
             max_objects: l.max_objects,
@@ -227,7 +219,7 @@ fn not_begun() -> TransferFailure {
 /// wasmtime's, when the interface is defined twice.
 pub fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
-    get: fn(&mut T) -> UploadView<'_>,
+    get: fn(&mut T) -> ClientView<'_>,
 ) -> wasmtime::Result<()> {
     upload::add_to_linker::<T, UploadData>(linker, get)
 }

@@ -369,12 +369,14 @@ impl NamespaceUploader {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
 
+impl NamespaceGrant {
     /// The form's fields as the reference sends them: the policy's, then the object's key in
     /// `path_field` (in place of a field of that name), then `Content-Type` unless the policy
     /// has one.
     fn form_fields(&self, key: &str) -> Vec<(String, String)> {
-        let grant = &self.grant;
+        let grant = self;
         let mut fields = grant.fields.clone();
         match fields
             .iter_mut()
@@ -389,9 +391,10 @@ impl NamespaceUploader {
         fields
     }
 
-    /// One attempt: the multipart POST of the object in `file`, `size_bytes` long.
+    /// One attempt with `client`: the multipart POST of the object in `file`, `size_bytes` long.
     async fn post(
         &self,
+        client: &reqwest::Client,
         key: &str,
         file: &std::fs::File,
         size_bytes: u64,
@@ -425,15 +428,14 @@ impl NamespaceUploader {
         for (name, value) in self.form_fields(key) {
             form = form.text(name, value);
         }
-        form = form.part(self.grant.file_field.clone(), part);
-        let answer = self
-            .client
-            .post(self.grant.url.clone())
-            .headers(self.grant.headers.clone())
+        form = form.part(self.file_field.clone(), part);
+        let answer = client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
             .multipart(form)
             .send()
             .await
-            .map_err(|e| failure(&e, self.grant.expires_at))?;
+            .map_err(|e| failure(&e, self.expires_at))?;
         answer_failure(answer).await.map_or(Ok(()), Err)
     }
 }
@@ -478,12 +480,7 @@ impl Namespace for NamespaceUploader {
 
     fn finish(&self) -> Finishing {
         let spool = self.spool().take();
-        let this = NamespaceUploader {
-            client: self.client.clone(),
-            grant: self.grant.clone(),
-            open: Mutex::new(None),
-            io: self.io.clone(),
-        };
+        let (client, grant) = (self.client.clone(), self.grant.clone());
         let upload = self.io.spawn(async move {
             let unreadable = || {
                 TransferFailure::new("invalid_transfer", "The transfer source could not be read.")
@@ -493,9 +490,9 @@ impl Namespace for NamespaceUploader {
                 .file
                 .and_then(|f| f.into_inner().ok())
                 .ok_or_else(unreadable)?;
-            let key = format!("{}/{}", this.grant.root_path, spool.path);
-            retrying(this.grant.expires_at, || {
-                this.post(&key, &file, spool.size_bytes)
+            let key = format!("{}/{}", grant.root_path, spool.path);
+            retrying(grant.expires_at, || {
+                grant.post(&client, &key, &file, spool.size_bytes)
             })
             .await
             .map_err(to_failure)?;
@@ -575,14 +572,11 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn the_objects_key_takes_the_path_fields_place() {
-        let uploader = NamespaceUploader::new(
-            reqwest::Client::new(),
-            NamespaceGrant::parse(&grant()).unwrap(),
-        );
+    #[test]
+    fn the_objects_key_takes_the_path_fields_place() {
+        let grant = NamespaceGrant::parse(&grant()).unwrap();
         assert_eq!(
-            uploader.form_fields("exports/abc/a.zip"),
+            grant.form_fields("exports/abc/a.zip"),
             [
                 ("key".to_owned(), "exports/abc/a.zip".to_owned()),
                 ("policy".to_owned(), "p".to_owned()),
