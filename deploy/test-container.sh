@@ -141,12 +141,28 @@ if ! podman image exists "$BASE_IMAGE"; then
         log "making the base image with debootstrap (bookworm, minbase) from $mirror"
         rootfs=$WORK/rootfs
         rm -rf "$rootfs"
-        if ! debootstrap --variant=minbase --include=ca-certificates bookworm "$rootfs" "$mirror" \
-            >"$WORK/debootstrap.log" 2>&1; then
-            tail -n 20 "$WORK/debootstrap.log" >&2
-            log "debootstrap failed (the whole log: $WORK/debootstrap.log)"
-            exit 1
-        fi
+        # debootstrap writes its commands' own errors (tar's, dpkg's) to a log inside the
+        # target, not to its output: both are shown when it fails. A failure is tried once more
+        # from an empty folder (a mirror that dropped a connection).
+        for attempt in 1 2; do
+            if debootstrap --variant=minbase --include=ca-certificates bookworm "$rootfs" \
+                "$mirror" >"$WORK/debootstrap.log" 2>&1; then
+                break
+            fi
+            tail -n 5 "$WORK/debootstrap.log" >&2
+            if [ -f "$rootfs/debootstrap/debootstrap.log" ]; then
+                cp "$rootfs/debootstrap/debootstrap.log" "$WORK/debootstrap-target.log"
+                log "the failing commands' own errors:"
+                grep -v '^[[:space:]]*$' "$WORK/debootstrap-target.log" | tail -n 15 >&2
+            fi
+            log "free space under $WORK: $(df -h --output=avail "$WORK" | tail -n 1 | tr -d ' ')"
+            rm -rf "$rootfs"
+            if [ "$attempt" -eq 2 ]; then
+                log "debootstrap failed twice (the logs: $WORK/debootstrap.log, $WORK/debootstrap-target.log)"
+                exit 1
+            fi
+            log "debootstrap failed; trying once more"
+        done
         # What debian:bookworm-slim leaves out too: downloaded packages and package lists.
         rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
         tar -C "$rootfs" --numeric-owner -cf "$base_tar.partial" .
