@@ -23,6 +23,59 @@
 //! }
 //! ```
 //!
+//! A parameter with `#[arg(default = ...)]` may be left out, as a Python parameter with a default
+//! value in the reference SDK: its schema gives the `default`, and the method gets that value.
+//!
+//! ```
+//! use envhost_sdk::{environment, ContentBlock, Environment as _};
+//!
+//! #[derive(Default)]
+//! struct Dice;
+//!
+//! #[environment(name = "dice")]
+//! impl Dice {
+//!     /// Answers the number of sides.
+//!     #[tool(name = "{environment_name}_sides")]
+//!     fn sides(&self, #[arg(description = "How many sides.", default = 6)] sides: i64) -> i64 {
+//!         sides
+//!     }
+//! }
+//!
+//! let schema = Dice::describe().tools[0].input_schema.clone();
+//! assert_eq!(
+//!     schema,
+//!     r#"{"properties":{"sides":{"default":6,"description":"How many sides.","title":"Sides","type":"integer"}},"title":"sidesArguments","type":"object"}"#
+//! );
+//! let answer = Dice::default().call_tool("{environment_name}_sides", "{}").unwrap();
+//! assert!(matches!(&answer.content[..], [ContentBlock::Text(t)] if t == "6"));
+//! ```
+//!
+//! Tools, and extensions and their methods, come in the order of their methods' names, as the
+//! reference SDK finds them (Python's `dir`), whatever the order in the block:
+//!
+//! ```
+//! use envhost_sdk::{environment, Environment as _};
+//!
+//! #[derive(Default)]
+//! struct Desk;
+//!
+//! #[environment(name = "desk")]
+//! impl Desk {
+//!     #[extension(uri = "urn:example:desk/v1", op = "count", method = "GET")]
+//!     fn count(&self) -> u32 {
+//!         0
+//!     }
+//!
+//!     #[extension(uri = "urn:example:desk/v1", op = "close")]
+//!     fn close(&mut self, ticket: u32) -> u32 {
+//!         ticket
+//!     }
+//! }
+//!
+//! let methods = &Desk::describe().extensions[0].methods;
+//! assert_eq!(methods.iter().map(|m| m.op.as_str()).collect::<Vec<_>>(), ["close", "count"]);
+//! ```
+//!
 //! Two hooks choose what is served, as the reference SDK's do: `#[served]` edits the description
 //! before the host reads it (its `served_tools`, `served_extensions`, `served_operations`,
 //! `extension_params`, `declared_extensions`), and `#[on_tool_call]` may answer a call before its

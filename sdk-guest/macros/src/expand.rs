@@ -23,23 +23,44 @@ fn is_option(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Option"))
 }
 
-/// The struct that deserializes a callable's arguments and gives their schema.
+/// The struct that deserializes a callable's arguments and gives their schema, and a function
+/// for each `#[arg(default = ...)]` giving the value of the argument left out (serde and
+/// schemars both call it: the argument is optional, and its schema has that `default`).
 fn args_struct(name: &syn::Ident, callable: &Callable) -> TokenStream {
-    let fields = callable.params.iter().filter_map(|p| match p {
-        Param::Context => None,
-        Param::Arg {
-            ident,
-            ty,
-            description,
-        } => {
-            let description = description
-                .as_ref()
-                .map(|d| quote!(#[schemars(description = #d)]));
-            let default = is_option(ty).then(|| quote!(#[serde(default)]));
-            Some(quote!(#description #default #ident: #ty))
-        }
-    });
+    let mut defaults = Vec::new();
+    let fields: Vec<TokenStream> = callable
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Context => None,
+            Param::Arg {
+                ident,
+                ty,
+                description,
+                default,
+            } => {
+                let description = description
+                    .as_ref()
+                    .map(|d| quote!(#[schemars(description = #d)]));
+                let default = match default {
+                    Some(value) => {
+                        let function = format_ident!("{}_{}_default", name, ident);
+                        let path = function.to_string();
+                        defaults.push(quote! {
+                            #[allow(non_snake_case)]
+                            fn #function() -> #ty { #value }
+                        });
+                        Some(quote!(#[serde(default = #path)]))
+                    }
+                    None => is_option(ty).then(|| quote!(#[serde(default)])),
+                };
+                Some(quote!(#description #default #ident: #ty))
+            }
+        })
+        .collect();
     quote! {
+        #(#defaults)*
+
         #[derive(__p::serde::Deserialize, __p::schemars::JsonSchema)]
         #[serde(crate = "::envhost_sdk::__private::serde")]
         #[schemars(crate = "::envhost_sdk::__private::schemars")]

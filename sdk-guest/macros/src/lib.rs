@@ -32,9 +32,11 @@ use proc_macro::TokenStream;
 ///   destructive_hint = ..., idempotent_hint = ..., open_world_hint = ...))]`: an MCP tool. The
 ///   description defaults to the doc comment; the name to the method's; `{environment_name}` in a
 ///   name is the card's name. Parameters become the input schema (schemars), each described by
-///   `#[arg(description = "...")]`; an `Option<T>` parameter is optional. A parameter of type
-///   `ToolContext` is filled by the host and left out of the schema. The return type, `T` or
-///   `Result<T, EnvError>`, gives the output schema (`ToolResult` is returned as is).
+///   `#[arg(description = "...")]`; an `Option<T>` parameter is optional, and so is one with
+///   `#[arg(default = <expr>)]`, which is `<expr>` when left out (its schema's `default`, as a
+///   Python parameter's `= 3` in the reference SDK). A parameter of type `ToolContext` is
+///   filled by the host and left out of the schema. The return type, `T` or `Result<T,
+///   EnvError>`, gives the output schema (`ToolResult` is returned as is).
 /// - `#[extension(uri = "...", op = "...", method = "GET", description = "...", path = "...")]`:
 ///   an extension method (parameters and return as for tools, the answer is the JSON of `T`).
 /// - `#[reset]`, `#[add_data]` (takes `Vec<Part>`), `#[get_data]` (returns `Vec<Part>`): the data
@@ -52,6 +54,9 @@ use proc_macro::TokenStream;
 ///   extension-level `params`, add declaration-only extensions (`urn:agentenv:intake/v1`), drop
 ///   operations (the reference's `served_tools`, `served_extensions`, `served_operations`,
 ///   `extension_params` and `declared_extensions`).
+///
+/// Tools, and extensions and their methods, are served in the order of their methods' names, as
+/// the reference SDK finds them.
 #[proc_macro_attribute]
 pub fn environment(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = syn::parse_macro_input!(item as syn::ItemImpl);

@@ -3,7 +3,7 @@
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, Error, FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitBool, LitStr, Pat,
+    Attribute, Error, Expr, FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitBool, LitStr, Pat,
     PathArguments, Result, ReturnType, Type,
 };
 
@@ -36,6 +36,9 @@ pub enum Param {
         ident: Ident,
         ty: Box<Type>,
         description: Option<LitStr>,
+        /// `#[arg(default = ...)]`: the value of an argument left out, which also makes it
+        /// optional and gives its schema a `default`.
+        default: Option<Box<Expr>>,
     },
 }
 
@@ -185,6 +188,7 @@ fn params(f: &mut ImplItemFn) -> Result<Vec<Param>> {
             FnArg::Typed(pat) => pat,
         };
         let mut description = None;
+        let mut default = None;
         let mut error = None;
         pat.attrs.retain(|a| {
             if !a.path().is_ident("arg") {
@@ -194,8 +198,11 @@ fn params(f: &mut ImplItemFn) -> Result<Vec<Param>> {
                 if meta.path.is_ident("description") {
                     description = Some(meta.value()?.parse()?);
                     Ok(())
+                } else if meta.path.is_ident("default") {
+                    default = Some(Box::new(meta.value()?.parse()?));
+                    Ok(())
                 } else {
-                    Err(meta.error("expected `description = \"...\"`"))
+                    Err(meta.error("expected `description = \"...\"` or `default = <expr>`"))
                 }
             });
             if let Err(e) = parsed {
@@ -220,6 +227,7 @@ fn params(f: &mut ImplItemFn) -> Result<Vec<Param>> {
             ident: ident.ident.clone(),
             ty: pat.ty.clone(),
             description,
+            default,
         });
     }
     if !receiver {
@@ -404,7 +412,9 @@ impl Env {
                 _ => set_once(&mut get_data, f)?,
             }
         }
+        // In the order of their methods' names, as the reference SDK finds them (Python's `dir`).
         tools.sort_by_key(|t: &Tool| t.callable.method.to_string());
+        extensions.sort_by_key(|e: &Extension| e.callable.method.to_string());
         Ok(Env {
             name: args.name.map_or(type_name, |n| n.value()),
             tool_access: args.tool_access,
