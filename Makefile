@@ -10,7 +10,7 @@
 #   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm,
 #                    faulty-py.wasm, and the reference port tickets-py.wasm
 #   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm,
-#                    tool-agent-js.wasm
+#                    tool-agent-js.wasm, and the reference port tickets-js.wasm
 #   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
 #   make wheel       the envhost Python package (python/), an abi3 manylinux wheel in dist/ (maturin)
 #   make deploy-validate  the Kubernetes manifests (deploy/kubernetes) against the Kubernetes schemas
@@ -83,7 +83,7 @@ $(COMPONENTS)/tickets-py.wasm: $(wildcard tests/reference-ports/tickets/python/*
 	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
 		-p tests/reference-ports/tickets/python -p $(PY_SDK) -o $@
 
-guests-js: $(JS_GUESTS:%=$(COMPONENTS)/%.wasm)
+guests-js: $(JS_GUESTS:%=$(COMPONENTS)/%.wasm) $(COMPONENTS)/tickets-js.wasm
 
 # A JavaScript guest, guests/NAME: npm ci installs exactly its package-lock.json (the SDK from
 # sdk-guest/js, componentize-qjs from npm), then its `build` script makes the component; again
@@ -94,6 +94,14 @@ $(JS_GUESTS:%=$(COMPONENTS)/%.wasm): $(COMPONENTS)/%.wasm: guests/%/package.json
 	cd guests/$* && npm ci --no-audit --no-fund --loglevel=error
 	mkdir -p $(COMPONENTS)
 	cd guests/$* && npm run --silent build
+
+# The JavaScript reference port, tests/reference-ports/tickets/js: built as a JavaScript guest is.
+TICKETS_JS := tests/reference-ports/tickets/js
+$(COMPONENTS)/tickets-js.wasm: $(wildcard $(TICKETS_JS)/src/*.js) $(TICKETS_JS)/package.json $(TICKETS_JS)/package-lock.json \
+		$(JS_SDK) $(wildcard wit/environment/*.wit)
+	cd $(TICKETS_JS) && npm ci --no-audit --no-fund --loglevel=error
+	mkdir -p $(COMPONENTS)
+	cd $(TICKETS_JS) && npm run --silent build
 
 guests-c:
 	cargo build --release -p envhost-build-c

@@ -114,6 +114,11 @@ function handlerName(handler, fallback) {
   return handler.name || fallback;
 }
 
+/** Orders tools and extension methods by their handlers' names. */
+function byId(a, b) {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 /** Throws a DefinitionError unless `handler` is a function. */
 function requireFunction(handler, what) {
   if (typeof handler !== "function") throw new DefinitionError(`${what}: the handler must be a function`);
@@ -140,7 +145,7 @@ function withDefaults(args, properties) {
 export class Environment {
   /** The tools by declared name: `{info, id, args, shape, handler}`. */
   #tools = new Map();
-  /** The extensions in card order: `{info, methods: [{info, schema, handler}]}`. */
+  /** The extensions in declaration order: `{info, methods: [{info, id, schema, handler}]}`. */
   #extensions = [];
   /** The data-plane handlers by operation (`reset`, `add`, `get`). */
   #handlers = {};
@@ -288,6 +293,7 @@ export class Environment {
     const schema = inputSchema(request, undefined);
     entry.methods.push({
       info: { op: name, httpMethod: method.toUpperCase(), requestSchema: JSON.stringify(schema), path },
+      id: handlerName(handler, name),
       schema,
       handler,
     });
@@ -356,15 +362,21 @@ export class Environment {
   }
 
   /**
-   * The WIT `env-info`. Tools are listed in the order of their handlers' names, as the reference
-   * SDK lists its methods; extensions in declaration order.
+   * The WIT `env-info`. Tools, and the methods of each extension, are listed in the order of their
+   * handlers' names, as the reference SDK lists its methods; extensions in the order of their
+   * first handler's name, then the declaration-only ones in declaration order.
    */
   describe() {
+    const served = this.#extensions
+      .filter((e) => e.methods.length > 0)
+      .map((e) => ({ info: e.info, methods: [...e.methods].sort(byId) }))
+      .sort((a, b) => byId(a.methods[0], b.methods[0]));
+    const declared = this.#extensions.filter((e) => e.methods.length === 0);
     const info = {
       name: this.name,
-      tools: [...this.#tools.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((t) => t.info),
+      tools: [...this.#tools.values()].sort(byId).map((t) => t.info),
       extensions: [
-        ...this.#extensions.map((e) => ({ ...e.info, methods: e.methods.map((m) => m.info) })),
+        ...[...served, ...declared].map((e) => ({ ...e.info, methods: e.methods.map((m) => m.info) })),
         ...(this.#exports ? [DATA_OBJECTS_DECLARATION] : []),
       ],
       operations: OPERATIONS.map(([op]) => op).filter((op) => this.#handlers[op] !== undefined),
@@ -391,7 +403,9 @@ export class Environment {
         throw toWitError(new AgentEnvError(error.code, error.message, { retryable: error.retryable }));
       }
       logUnexpected(`data ${operation}`, error);
-      throw toWitError(error, "internal_error", 500);
+      // The reference answers the exception's message alone (`str(e)`), its type left out.
+      const message = error instanceof Error ? error.message : String(error);
+      throw toWitError(new AgentEnvError(`${operation}_failed`, message, { applied: "unknown", status: 500 }));
     }
   }
 

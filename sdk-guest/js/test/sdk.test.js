@@ -141,6 +141,40 @@ test("extensions merge by uri, check request types and answer {} for nothing", (
   assert.throws(() => env.callExtension("urn:x:nope/v1", "get", "{}"), (e) => e.code === "not_found" && e.status === 404);
 });
 
+test("extensions and their methods are listed by handler name, declaration-only ones last", () => {
+  const env = new Environment({ name: "o" })
+    .declareExtension({ uri: "urn:x:intake/v1", params: { add: [] } })
+    .extension({ uri: "urn:x:admin/v1", op: "count", method: "GET" }, function count() {
+      return {};
+    })
+    .extension({ uri: "urn:x:admin/v1", op: "close" }, function close() {
+      return {};
+    })
+    .extension({ uri: "urn:x:audit/v1" }, function audit() {
+      return {};
+    })
+    .exports();
+  const listed = env.describe().extensions.map((e) => [e.uri, e.methods.map((m) => m.op)]);
+  assert.deepEqual(listed, [["urn:x:audit/v1", ["audit"]], ["urn:x:admin/v1", ["close", "count"]], ["urn:x:intake/v1", []]]);
+  assert.equal(env.callExtension("urn:x:admin/v1", "count", "{}"), "{}");
+});
+
+test("a data-plane handler's unexpected exception answers its message alone, as the reference's str(e)", () => {
+  const env = new Environment({ name: "d" })
+    .onAddData(() => {
+      throw new TypeError("tickets load from data parts only");
+    })
+    .exports();
+  records.length = 0;
+  assert.throws(() => env.addData([]), (e) => {
+    assert.deepEqual(e, {
+      code: "add_failed", message: "tickets load from data parts only", retryable: false, applied: "unknown", hint: null, status: 500,
+    });
+    return true;
+  });
+  assert.equal(records[0][0], "error");
+});
+
 test("named schemas are listed once under $defs; an object result is its own structured content", () => {
   const Item = s.named("Item", s.object({ id: s.integer() }));
   const env = new Environment({ name: "n" })
