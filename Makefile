@@ -8,7 +8,7 @@
 #   make setup-serve, make setup-test, make setup-lint: only the installing
 #   make guests      every example component: Rust (guests/), Python, JavaScript and C
 #   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm,
-#                    faulty-py.wasm, and the reference port tickets-py.wasm
+#                    faulty-py.wasm, and the reference ports tickets-py.wasm and notes-py.wasm
 #   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm,
 #                    tool-agent-js.wasm, and the reference port tickets-js.wasm
 #   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
@@ -28,6 +28,8 @@ ENVHOST := target/release/envhost
 PY_BUILD_VENV ?= target/py-build-venv
 PY_SDK := sdk-guest/python
 PY_GUEST_DEPS := $(wildcard $(PY_SDK)/envhost_sdk/*.py) $(wildcard wit/environment/*.wit) $(PY_BUILD_VENV)/.installed
+# The reference ports served from Python (tests/reference-ports/NAME/python).
+PY_PORTS := tickets notes
 # The JavaScript guests (guests/NAME), and the SDK every one is built from.
 JS_GUESTS := slack-js tool-agent-js
 JS_SDK := sdk-guest/js/package.json $(wildcard sdk-guest/js/*.js sdk-guest/js/src/*.js sdk-guest/js/src/agent/*.js)
@@ -61,7 +63,7 @@ guests: guests-rust guests-py guests-js guests-c
 guests-rust:
 	cargo build --release --target wasm32-wasip2 --manifest-path guests/Cargo.toml
 
-guests-py: $(COMPONENTS)/slack-py.wasm $(COMPONENTS)/faulty-py.wasm $(COMPONENTS)/tickets-py.wasm
+guests-py: $(COMPONENTS)/slack-py.wasm $(COMPONENTS)/faulty-py.wasm $(PY_PORTS:%=$(COMPONENTS)/%-py.wasm)
 
 $(PY_BUILD_VENV)/.installed: $(PY_SDK)/requirements-build.txt
 	$(PYTHON) -m venv $(PY_BUILD_VENV)
@@ -78,10 +80,12 @@ $(COMPONENTS)/%-py.wasm: guests/%-py/app.py $(PY_GUEST_DEPS)
 
 # A reference port, tests/reference-ports/NAME: the reference environment with its imports
 # changed (python/NAME.py) and the app module that exports it.
-$(COMPONENTS)/tickets-py.wasm: $(wildcard tests/reference-ports/tickets/python/*.py) $(PY_GUEST_DEPS)
+$(COMPONENTS)/tickets-py.wasm: $(wildcard tests/reference-ports/tickets/python/*.py)
+$(COMPONENTS)/notes-py.wasm: $(wildcard tests/reference-ports/notes/python/*.py)
+$(PY_PORTS:%=$(COMPONENTS)/%-py.wasm): $(COMPONENTS)/%-py.wasm: $(PY_GUEST_DEPS)
 	mkdir -p $(COMPONENTS)
 	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
-		-p tests/reference-ports/tickets/python -p $(PY_SDK) -o $@
+		-p tests/reference-ports/$*/python -p $(PY_SDK) -o $@
 
 guests-js: $(JS_GUESTS:%=$(COMPONENTS)/%.wasm) $(COMPONENTS)/tickets-js.wasm
 

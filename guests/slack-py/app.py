@@ -66,7 +66,7 @@ def _file_payload(part: FilePart) -> Any:
         raise invalid(f"the file part {part.file.uri} was not fetched")
     try:
         # Strict JSON, as the Rust slack reads it: UTF-8 only, no BOM, no NaN or Infinity.
-        return json.loads(part.file.bytes.decode("utf-8"), parse_constant=_reject_constant)
+        return json.loads(part.file.content.decode("utf-8"), parse_constant=_reject_constant)
     except ValueError as e:
         raise invalid(f"the file part is not JSON: {e}") from None
 

@@ -5,6 +5,7 @@ hidden tools, verbatim image results, coded errors), extensions with their param
 the data plane answer the same."""
 from __future__ import annotations
 
+import base64
 import json
 import re
 import sys
@@ -13,6 +14,7 @@ import httpx
 import pytest
 
 from conftest import CARD_PATH, GUEST_RELEASE, REPO, McpSession, free_port, rpc
+from object_store import BUCKET, authority, grant, s3, stored  # noqa: F401 -- fixtures
 
 PORTS = REPO / "tests" / "reference-ports"
 IMPORT = re.compile(r"^(from \S+ import \(?|import \S+)")
@@ -33,14 +35,19 @@ def code_lines(path) -> list[str]:
     return lines
 
 
-@pytest.fixture(scope="module")
-def tickets(pool):
-    """(the reference serving the original, envhost serving the port)."""
+#: The ports of tickets: Python (imports changed only), Rust and JavaScript (by hand).
+TICKETS_PORTS = ["tickets-py", "tickets", "tickets-js"]
+
+
+@pytest.fixture(scope="module", params=TICKETS_PORTS)
+def tickets(request, pool):
+    """(the reference serving the original tickets, envhost serving one port): a reference of its
+    own for each port, since the story changes the reference's state (tool access included)."""
     port = free_port()
     env = {"ENVIRONMENT_NAME": "", "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port)}
     reference = pool._launch("reference-tickets", [sys.executable, str(PORTS / "tickets" / "reference.py")],
                              env, port, CARD_PATH)
-    ported = pool.envhost(GUEST_RELEASE / "tickets-py.wasm", label="tickets-py")
+    ported = pool.envhost(GUEST_RELEASE / f"{request.param}.wasm", label=request.param)
     return reference, ported
 
 
@@ -96,3 +103,80 @@ def test_calls_hooks_hidden_tools_images_extensions_and_the_data_plane_answer_th
     reference, ported = both(tickets, story)
     for step, (theirs, ours) in enumerate(zip(reference, ported)):
         assert ours == theirs, f"step {step}: {json.dumps(ours)[:400]} != {json.dumps(theirs)[:400]}"
+
+
+# ------------------------------------------------------------------------------------- notes
+
+@pytest.fixture(scope="module")
+def notes(pool, authority):
+    """(the reference serving the original notes, envhost serving the Python port), both trusting
+    the object store's certificate authority."""
+    port = free_port()
+    env = {"ENVIRONMENT_NAME": "", "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port),
+           "SSL_CERT_FILE": str(authority.ca_file)}
+    reference = pool._launch("reference-notes", [sys.executable, str(PORTS / "notes" / "reference.py")],
+                             env, port, CARD_PATH)
+    ported = pool.envhost(GUEST_RELEASE / "notes-py.wasm", "--ca-file", str(authority.ca_file), label="notes-py")
+    return reference, ported
+
+
+def test_the_notes_port_changes_imports_only():
+    assert code_lines(PORTS / "notes" / "reference.py") == code_lines(PORTS / "notes" / "python" / "notes.py")
+
+
+def test_the_notes_cards_and_tools_are_the_same_bytes(notes):
+    def described(base):
+        with McpSession(base) as session:
+            return httpx.get(base + CARD_PATH, timeout=10).content, session.result("tools/list")
+
+    reference, ported = both(notes, described)
+    assert ported == reference
+
+
+def leading_words(result: dict) -> dict:
+    """A tool's error result with its diagnostic text cut after `Error executing tool <name>: `
+    (docs/protocol.md#differences-from-the-reference: the diagnostic texts differ)."""
+    text = result["content"][0]["text"]
+    return {**result, "content": [{"type": "text", "text": text[:text.index(": ") + 2]}]}
+
+
+def test_notes_exports_through_a_grant_files_tool_updates_and_mount_hooks_answer_the_same(notes, s3):
+    note_file = base64.b64encode(b"milk, eggs").decode()
+
+    def story(base, root):
+        said = [rpc(base, "data/reset", {}),
+                rpc(base, "data/add", {"parts": [
+                    {"kind": "text", "text": "call mum"},
+                    {"kind": "data", "data": {"notes": [{"title": "plan", "body": "ship it", "tags": ["work"]}]}},
+                    {"kind": "file", "file": {"bytes": note_file, "name": "shopping.txt", "mimeType": "text/plain"}}]}),
+                rpc(base, "data/add", {"parts": [{"kind": "data", "data": {"notes": [{"body": "no title"}]}}]})]
+        with McpSession(base) as session:
+            said += [session.call("notes_write", {"title": "Idea", "body": "a ship in a bottle"}),
+                     session.call("notes_write", {"title": "Tagged", "body": "x", "tags": ["work", "later"]}),
+                     session.call("notes_find", {"query": "SHIP"}),
+                     session.call("notes_find", {"query": "", "limit": 2}),
+                     session.call("notes_find", {"query": "", "tag": "work"}),
+                     leading_words(session.call("notes_find", {"query": "", "limit": "two"})),
+                     session.call("notes_read_aloud", {"id": 1}),
+                     session.call("notes_read_aloud", {"id": 99}),
+                     session.call("notes_focus", {"topic": "boats"}),
+                     session.result("tools/list")]
+        said.append(httpx.get(base + CARD_PATH, timeout=10).json())
+        archive = base + "/agentenv/ext/example/notes-archive/"
+        for response in (httpx.get(archive + "count"), httpx.post(archive + "tag", json={"id": 2, "tag": "x"}),
+                         httpx.post(archive + "tag", json={"id": 99, "tag": "x"}), httpx.post(archive + "purge", json={}),
+                         httpx.post(base + "/agentenv/ext/example/notes-labs/shuffle", json={})):
+            said.append((response.status_code, response.text if response.status_code == 404 else response.json()))
+        said.append(rpc(base, "data/get", {}))
+        said.append(rpc(base, "data/get", {"write_namespace": grant(s3, root)}))
+        keys = sorted(o["Key"].removeprefix(root + "/") for o in
+                      s3.list_objects_v2(Bucket=BUCKET, Prefix=root + "/").get("Contents", []))
+        said.append({key: stored(s3, f"{root}/{key}") for key in keys})
+        said.append(rpc(base, "data/get", {"write_namespace": grant(s3, root + "-small", max_objects=2)}))
+        return said
+
+    reference = story(notes[0].base_url, "runs/reference")
+    ported = story(notes[1].base_url, "runs/ported")
+    assert len(ported) == len(reference)
+    for step, (theirs, ours) in enumerate(zip(reference, ported)):
+        assert ours == theirs, f"step {step}: {str(ours)[:600]} != {str(theirs)[:600]}"

@@ -16,6 +16,9 @@ import componentize_py_types
 from wit_world import exports
 from wit_world.exports import env as wit_env
 from wit_world.imports import types as wit
+# Every host interface, imported while componentize-py pre-initialises the component: it bundles
+# the binding modules imported then, and one first imported during a call is not found.
+from wit_world.imports import client, context, log, progress, serving, upload  # noqa: F401
 
 from .transfers import DATA_OBJECTS_EXTENSION_URI
 from .environment import Description, ImageContent, Runtime, ToolOutcome
@@ -54,8 +57,8 @@ def part_in(part: wit.Part) -> Part:
         return DataPart(json.loads(part.value.data), _metadata_in(part.value.metadata))
     f = part.value
     content = f.file
-    file = (FileWithBytes(content.value, f.mime_type, f.name) if isinstance(content, wit.FileContent_Bytes)
-            else FileWithUri(content.value, f.mime_type, f.name))
+    file = (FileWithBytes(content=content.value, mimeType=f.mime_type, name=f.name)
+            if isinstance(content, wit.FileContent_Bytes) else FileWithUri(content.value, f.mime_type, f.name))
     return FilePart(file, _metadata_in(f.metadata))
 
 
@@ -69,9 +72,9 @@ def part_out(part: Part) -> wit.Part:
         return wit.Part_Data(wit.DataPart(_json(part.data), _metadata_out(part.metadata)))
     if isinstance(part, FilePart):
         f = part.file
-        content: wit.FileContent = (wit.FileContent_Bytes(f.bytes) if isinstance(f, FileWithBytes)
+        content: wit.FileContent = (wit.FileContent_Bytes(f.content) if isinstance(f, FileWithBytes)
                                     else wit.FileContent_Uri(f.uri))
-        return wit.Part_File(wit.FilePart(content, f.mime_type, f.name, _metadata_out(part.metadata)))
+        return wit.Part_File(wit.FilePart(content, f.mimeType, f.name, _metadata_out(part.metadata)))
     raise AgentEnvError("invalid_part", f"not a part: {type(part).__name__}")
 
 

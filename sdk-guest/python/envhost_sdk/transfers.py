@@ -123,5 +123,5 @@ def uploaded_file_part(path: str, *, name: str | None = None, mime_type: str | N
     `path` relative to the grant's root (the reference's `uploaded_file_part`)."""
     if "\\" in path or any(s in ("", ".", "..") for s in path.split("/")):
         raise ValueError("must be a normalized relative POSIX path")
-    return FilePart(file=FileWithUri(uri=path, name=name, mime_type=mime_type),
+    return FilePart(file=FileWithUri(uri=path, name=name, mimeType=mime_type),
                     metadata={DATA_OBJECTS_EXTENSION_URI: {"path": path}})

@@ -6,11 +6,24 @@ a `CallToolResult` is answered with it as it is: its blocks, `structuredContent`
 MCP server answers one. Port by changing `from mcp.types import ...` to
 `from envhost_sdk.types import ...`: `mcp` itself needs pydantic-core, native code a component
 cannot load.
+
+The reference's wire types of the data plane (`agentenv_protocol.types`: the parts,
+`uploaded_file_part`, `DATA_OBJECTS_EXTENSION_URI`) are here too, so that
+`from agentenv_protocol.types import ...` ports the same way.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from .parts import DataPart, FilePart, FileWithBytes, FileWithUri, Part, TextPart
+from .transfers import DATA_OBJECTS_EXTENSION_URI, uploaded_file_part
+
+__all__ = [
+    "AudioContent", "CallToolResult", "DATA_OBJECTS_EXTENSION_URI", "DataPart", "EmbeddedResource", "FilePart",
+    "FileWithBytes", "FileWithUri", "ImageContent", "Part", "ResourceLink", "TextContent", "TextPart",
+    "uploaded_file_part",
+]
 
 
 def _dump(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -339,3 +339,19 @@ def test_the_mount_hooks_choose_what_is_served_as_the_references_do():
     refused = runtime.call_tool("{environment_name}_a", {}, ToolContext(caller=Caller(role="guest")))
     assert (refused.content, refused.is_error) == ([{"type": "text", "text": "refused"}], True)
     assert runtime.call_tool("{environment_name}_a", {}, ToolContext(caller=Caller(role="alice"))).content == ["a"]
+
+
+def test_a_file_part_has_the_references_base64_bytes_and_the_raw_content():
+    from envhost_sdk.types import FilePart, FileWithBytes
+
+    raw = FileWithBytes(content=b'{"a": 1}', mimeType="application/json", name="a.json")
+    assert raw.bytes == "eyJhIjogMX0=" and raw.content == b'{"a": 1}'
+    encoded = FileWithBytes(bytes="eyJhIjogMX0=", mimeType="application/json", name="a.json")
+    assert encoded == raw and encoded.content == b'{"a": 1}'
+    assert FilePart(file=encoded).file.mimeType == "application/json"
+    with pytest.raises(TypeError, match="content="):
+        FileWithBytes(bytes=b"raw")
+    with pytest.raises(TypeError):
+        FileWithBytes()
+    with pytest.raises(ValueError):
+        FileWithBytes(bytes="not base64!").content
