@@ -107,17 +107,22 @@ def test_calls_hooks_hidden_tools_images_extensions_and_the_data_plane_answer_th
 
 # ------------------------------------------------------------------------------------- notes
 
-@pytest.fixture(scope="module")
-def notes(pool, authority):
-    """(the reference serving the original notes, envhost serving the Python port), both trusting
-    the object store's certificate authority."""
+#: The ports of notes: Python (imports changed only), Rust and JavaScript (by hand).
+NOTES_PORTS = ["notes-py", "notes", "notes-js"]
+
+
+@pytest.fixture(scope="module", params=NOTES_PORTS)
+def notes(request, pool, authority):
+    """(the reference serving the original notes, envhost serving one port, the port's name), both
+    trusting the object store's certificate authority; a reference of its own for each port."""
     port = free_port()
     env = {"ENVIRONMENT_NAME": "", "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port),
            "SSL_CERT_FILE": str(authority.ca_file)}
     reference = pool._launch("reference-notes", [sys.executable, str(PORTS / "notes" / "reference.py")],
                              env, port, CARD_PATH)
-    ported = pool.envhost(GUEST_RELEASE / "notes-py.wasm", "--ca-file", str(authority.ca_file), label="notes-py")
-    return reference, ported
+    ported = pool.envhost(GUEST_RELEASE / f"{request.param}.wasm", "--ca-file", str(authority.ca_file),
+                          label=request.param)
+    return reference, ported, request.param
 
 
 def test_the_notes_port_changes_imports_only():
@@ -129,7 +134,7 @@ def test_the_notes_cards_and_tools_are_the_same_bytes(notes):
         with McpSession(base) as session:
             return httpx.get(base + CARD_PATH, timeout=10).content, session.result("tools/list")
 
-    reference, ported = both(notes, described)
+    reference, ported = both(notes[:2], described)
     assert ported == reference
 
 
@@ -175,8 +180,8 @@ def test_notes_exports_through_a_grant_files_tool_updates_and_mount_hooks_answer
         said.append(rpc(base, "data/get", {"write_namespace": grant(s3, root + "-small", max_objects=2)}))
         return said
 
-    reference = story(notes[0].base_url, "runs/reference")
-    ported = story(notes[1].base_url, "runs/ported")
+    reference = story(notes[0].base_url, f"runs/{notes[2]}/reference")
+    ported = story(notes[1].base_url, f"runs/{notes[2]}/ported")
     assert len(ported) == len(reference)
     for step, (theirs, ours) in enumerate(zip(reference, ported)):
         assert ours == theirs, f"step {step}: {str(ours)[:600]} != {str(theirs)[:600]}"
