@@ -10,7 +10,7 @@
 #   make guests-py   the Python guests (componentize-py, from PyPI, in $(PY_BUILD_VENV)): slack-py.wasm,
 #                    faulty-py.wasm, and the reference ports tickets-py.wasm and notes-py.wasm
 #   make guests-js   the JavaScript guests (npm ci, then componentize-qjs): slack-js.wasm,
-#                    tool-agent-js.wasm, and the reference port tickets-js.wasm
+#                    tool-agent-js.wasm, and the reference ports tickets-js.wasm and notes-js.wasm
 #   make guests-c    the C guests (Debian's clang and wasi-libc, then envhost-build-c): counter-c.wasm
 #   make wheel       the envhost Python package (python/), an abi3 manylinux wheel in dist/ (maturin)
 #   make deploy-validate  the Kubernetes manifests (deploy/kubernetes) against the Kubernetes schemas
@@ -32,6 +32,8 @@ PY_GUEST_DEPS := $(wildcard $(PY_SDK)/envhost_sdk/*.py) $(wildcard wit/environme
 PY_PORTS := tickets notes
 # The JavaScript guests (guests/NAME), and the SDK every one is built from.
 JS_GUESTS := slack-js tool-agent-js
+# The reference ports in JavaScript (tests/reference-ports/NAME/js).
+JS_PORTS := tickets notes
 JS_SDK := sdk-guest/js/package.json $(wildcard sdk-guest/js/*.js sdk-guest/js/src/*.js sdk-guest/js/src/agent/*.js)
 
 # C guests: Debian's clang and wasi-libc (apt: clang-19 lld-19 libclang-rt-19-dev-wasm32
@@ -87,7 +89,7 @@ $(PY_PORTS:%=$(COMPONENTS)/%-py.wasm): $(COMPONENTS)/%-py.wasm: $(PY_GUEST_DEPS)
 	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \
 		-p tests/reference-ports/$*/python -p $(PY_SDK) -o $@
 
-guests-js: $(JS_GUESTS:%=$(COMPONENTS)/%.wasm) $(COMPONENTS)/tickets-js.wasm
+guests-js: $(JS_GUESTS:%=$(COMPONENTS)/%.wasm) $(JS_PORTS:%=$(COMPONENTS)/%-js.wasm)
 
 # A JavaScript guest, guests/NAME: npm ci installs exactly its package-lock.json (the SDK from
 # sdk-guest/js, componentize-qjs from npm), then its `build` script makes the component; again
@@ -99,13 +101,14 @@ $(JS_GUESTS:%=$(COMPONENTS)/%.wasm): $(COMPONENTS)/%.wasm: guests/%/package.json
 	mkdir -p $(COMPONENTS)
 	cd guests/$* && npm run --silent build
 
-# The JavaScript reference port, tests/reference-ports/tickets/js: built as a JavaScript guest is.
-TICKETS_JS := tests/reference-ports/tickets/js
-$(COMPONENTS)/tickets-js.wasm: $(wildcard $(TICKETS_JS)/src/*.js) $(TICKETS_JS)/package.json $(TICKETS_JS)/package-lock.json \
-		$(JS_SDK) $(wildcard wit/environment/*.wit)
-	cd $(TICKETS_JS) && npm ci --no-audit --no-fund --loglevel=error
+# A JavaScript reference port, tests/reference-ports/NAME/js: built as a JavaScript guest is.
+$(COMPONENTS)/tickets-js.wasm: $(wildcard tests/reference-ports/tickets/js/src/*.js)
+$(COMPONENTS)/notes-js.wasm: $(wildcard tests/reference-ports/notes/js/src/*.js)
+$(JS_PORTS:%=$(COMPONENTS)/%-js.wasm): $(COMPONENTS)/%-js.wasm: tests/reference-ports/%/js/package.json \
+		tests/reference-ports/%/js/package-lock.json $(JS_SDK) $(wildcard wit/environment/*.wit)
+	cd tests/reference-ports/$*/js && npm ci --no-audit --no-fund --loglevel=error
 	mkdir -p $(COMPONENTS)
-	cd $(TICKETS_JS) && npm run --silent build
+	cd tests/reference-ports/$*/js && npm run --silent build
 
 guests-c:
 	cargo build --release -p envhost-build-c

@@ -106,6 +106,8 @@ export function filePart(
 ): FilePart;
 /** Decodes UTF-8 bytes strictly (throws a TypeError on invalid UTF-8). */
 export function decodeUtf8(bytes: Uint8Array): string;
+/** Encodes a string as UTF-8 (a lone surrogate as U+FFFD, as TextEncoder does). */
+export function encodeUtf8(text: string): Uint8Array;
 
 /** A content block of a ToolResult. */
 export type ContentBlock = { type: "text"; text: string } | { type: "image"; data: Uint8Array; mimeType: string };

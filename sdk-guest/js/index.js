@@ -33,5 +33,5 @@ export {
   TransferError,
   uploadedFilePart,
 } from "./src/transfers.js";
-export { textPart, dataPart, filePart, decodeUtf8 } from "./src/parts.js";
+export { textPart, dataPart, filePart, decodeUtf8, encodeUtf8 } from "./src/parts.js";
 export { s } from "./src/schema.js";

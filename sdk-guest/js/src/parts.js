@@ -93,6 +93,46 @@ export function filePart(file, { mimeType = null, name = null, metadata = null }
 }
 
 /**
+ * Encodes a string as UTF-8, a lone surrogate as U+FFFD as `TextEncoder` does. (QuickJS has no
+ * TextEncoder.)
+ * @param {string} text
+ * @returns {Uint8Array}
+ */
+export function encodeUtf8(text) {
+  // At most three bytes per UTF-16 unit: a surrogate pair (two units) is four.
+  const bytes = new Uint8Array(text.length * 3);
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const next = text.charCodeAt(i + 1);
+      if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        code = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
+        i++;
+      } else {
+        code = 0xfffd;
+      }
+    }
+    if (code < 0x80) {
+      bytes[n++] = code;
+    } else if (code < 0x800) {
+      bytes[n++] = 0xc0 | (code >> 6);
+      bytes[n++] = 0x80 | (code & 0x3f);
+    } else if (code < 0x10000) {
+      bytes[n++] = 0xe0 | (code >> 12);
+      bytes[n++] = 0x80 | ((code >> 6) & 0x3f);
+      bytes[n++] = 0x80 | (code & 0x3f);
+    } else {
+      bytes[n++] = 0xf0 | (code >> 18);
+      bytes[n++] = 0x80 | ((code >> 12) & 0x3f);
+      bytes[n++] = 0x80 | ((code >> 6) & 0x3f);
+      bytes[n++] = 0x80 | (code & 0x3f);
+    }
+  }
+  return bytes.slice(0, n);
+}
+
+/**
  * Decodes UTF-8 bytes strictly: invalid UTF-8 throws a TypeError, as a JSON file that is not
  * UTF-8 must fail to load. (QuickJS has no TextDecoder.)
  * @param {Uint8Array} bytes

@@ -13,7 +13,7 @@
  */
 
 import { begin, finish, grant as hostGrant, write } from "agentenv:environment/upload@0.1.0";
-import { filePart } from "./parts.js";
+import { encodeUtf8, filePart } from "./parts.js";
 
 /** The URI an environment exporting through grants declares, and the uploaded parts' metadata key. */
 export const DATA_OBJECTS_EXTENSION_URI = "urn:agentenv:data-objects/v1";
@@ -63,7 +63,7 @@ function transferError(error) {
 }
 
 function bytesOf(chunk) {
-  return typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+  return typeof chunk === "string" ? encodeUtf8(chunk) : chunk;
 }
 
 /** Uploads objects under one namespace grant within its limits, one at a time (the reference's

@@ -10,6 +10,7 @@ import {
   ToolResult,
   client,
   decodeUtf8,
+  encodeUtf8,
   progress,
   s,
   uploadedFilePart,
@@ -221,6 +222,31 @@ test("decodeUtf8 decodes strictly", () => {
   for (const bad of [[0xff], [0xc3], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
     assert.throws(() => decodeUtf8(new Uint8Array(bad)), TypeError);
   }
+});
+
+test("encodeUtf8 encodes as TextEncoder does, and string uploads need no TextEncoder (QuickJS has none)", () => {
+  for (const text of ["", "plain", "é – 日本 🎉", "\u007f\u0080\u07ff\u0800\uffff", "lone \ud800 and \udc00", "end \ud83c"]) {
+    assert.deepEqual(encodeUtf8(text), encoder.encode(text));
+  }
+  const env = new Environment({ name: "exporting" })
+    .onGetData(
+      (grant) => {
+        new NamespaceUploader(grant).upload("notes/é.md", "# é 🎉\n");
+        return [];
+      },
+      { writeNamespace: true },
+    )
+    .exports();
+  const { TextEncoder } = globalThis;
+  delete globalThis.TextEncoder;
+  try {
+    setGrant({ maxObjects: 1n, maxObjectBytes: 100n, maxTotalBytes: 100n });
+    env.getData();
+  } finally {
+    globalThis.TextEncoder = TextEncoder;
+    setGrant(null);
+  }
+  assert.deepEqual(objects.get("notes/é.md"), Buffer.from("# é 🎉\n"));
 });
 
 test("progress reports and client requests go to the host's imports", () => {
