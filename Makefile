@@ -75,6 +75,7 @@ $(PY_BUILD_VENV)/.installed: $(PY_SDK)/requirements-build.txt
 
 # A Python guest, guests/NAME: its app module (`app`, defining `Env`) and the SDK,
 # pre-initialised into one component.
+$(COMPONENTS)/slack-py.wasm: guests/slack-py/slack_env.py
 $(COMPONENTS)/%-py.wasm: guests/%-py/app.py $(PY_GUEST_DEPS)
 	mkdir -p $(COMPONENTS)
 	$(PY_BUILD_VENV)/bin/componentize-py -d wit/environment -w environment componentize app \

@@ -11,7 +11,7 @@ ENVHOST_BIN names the binary (default target/release/envhost). Everything runs o
 
 deploy        per round, one after the other: `EnvhostEnvironmentProvider.deploy` (a slack episode
               on a running envhost) and agent-env's `EnvironmentServerProvider.deploy` on a
-              sandbox provider that starts tests/python/reference/slack_env.py as a process (what
+              sandbox provider that starts tests/reference-ports/slack/reference.py as a process (what
               a container would run, without the container), each timed from the call to the
               first `slack_list_channels` answered over MCP (the official client), then torn
               down. Medians of the rounds, min–max, and reference ÷ envhost.
@@ -50,7 +50,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPONENTS = ROOT / "guests/target/wasm32-wasip2/release"
-REFERENCE = ROOT / "tests/python/reference/slack_env.py"
+REFERENCE = ROOT / "tests/reference-ports/slack/reference.py"
 TOKEN = secrets.token_hex(16)
 #: How often a task is polled with tasks/get (agent-env polls every 2 s).
 POLL_S = 0.25

@@ -79,7 +79,7 @@ wait_ready() {  # wait_ready <pid> <url> <path>...: until every path answers 200
 }
 
 start_reference() {  # sets REF_PID
-    MCP_HOST=127.0.0.1 MCP_PORT=$REF_PORT "$PY" tests/python/reference/slack_env.py \
+    MCP_HOST=127.0.0.1 MCP_PORT=$REF_PORT "$PY" tests/reference-ports/slack/reference.py \
         >>"$OUT/reference.log" 2>&1 &
     REF_PID=$!
     STARTED+=("$REF_PID")

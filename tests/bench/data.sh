@@ -6,7 +6,7 @@
 #
 # It builds envhost, data_bench and the guests (SKIP_BUILD=1: use what is built; the Python and
 # JavaScript slacks are measured when their components exist, `make guests` builds them), starts
-# the reference (tests/python/reference/slack_env.py) and one envhost per slack on free loopback
+# the reference (tests/reference-ports/slack/reference.py) and one envhost per slack on free loopback
 # ports, and runs data_bench against them (see its doc comment: tests/src/bin/data_bench).
 #
 # Environment:
@@ -66,7 +66,7 @@ start() {  # start <name> <command>...: on a free port, appends NAME=URL@PID to 
     TARGETS+=(--target "$name=http://127.0.0.1:$port@$pid")
 }
 
-start reference "$PY" tests/python/reference/slack_env.py
+start reference "$PY" tests/reference-ports/slack/reference.py
 start envhost-rust target/release/envhost serve "$COMPONENTS/slack.wasm"
 for lang in py js; do
     if [ -f "$COMPONENTS/slack-$lang.wasm" ]; then

@@ -2,7 +2,7 @@
 
 At session start the suite builds envhost and the guest components (fast when up to date), then
 serves them on free loopback ports: `envhost serve <slack implementation>.wasm` and the reference
-slack environment (`reference/slack_env.py`, on the Python reference SDK) once per session, and
+slack environment (`tests/reference-ports/slack/reference.py`, on the Python reference SDK) once per session, and
 extra servers where a test needs isolation. Every server is killed at the end of the session.
 
 The slack environment has several implementations (`SLACK_IMPLEMENTATIONS`: Rust, Python, JavaScript),
@@ -38,13 +38,12 @@ import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
 GUEST_RELEASE = REPO / "guests" / "target" / "wasm32-wasip2" / "release"
 SLACK_WASM = GUEST_RELEASE / "slack.wasm"
 FAULTY_WASM = GUEST_RELEASE / "faulty.wasm"
 DESK_WASM = GUEST_RELEASE / "desk.wasm"
 X11_DRIVER_WASM = GUEST_RELEASE / "x11_driver.wasm"
-REFERENCE_SCRIPT = HERE / "reference" / "slack_env.py"
+REFERENCE_SCRIPT = REPO / "tests" / "reference-ports" / "slack" / "reference.py"
 RUST_GUESTS_BUILD = ("cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path", "guests/Cargo.toml")
 
 CARD_PATH = "/.well-known/agent-env.json"

@@ -1,5 +1,5 @@
 """Differential tests: the same requests to `envhost serve slack.wasm` and to the reference slack
-environment (tests/python/reference/slack_env.py on the Python SDK), answers normalised and
+environment (tests/reference-ports/slack/reference.py on the Python SDK), answers normalised and
 compared.
 
 The suite is a table of cases. A case is a list of steps run in order against a freshly reset

@@ -55,6 +55,14 @@ def both(pair, ask):
     return [ask(server.base_url) for server in pair]
 
 
+def test_the_slack_port_changes_imports_only():
+    """slack's Python port is the example guest guests/slack-py; its Rust and JavaScript ports
+    (guests/slack, guests/slack-js) and it are compared with the reference by the differential
+    suite and test_slack_implementations.py."""
+    original = PORTS / "slack" / "reference.py"
+    assert code_lines(original) == code_lines(REPO / "guests" / "slack-py" / "slack_env.py")
+
+
 def test_the_port_changes_imports_only():
     original = PORTS / "tickets" / "reference.py"
     port = PORTS / "tickets" / "python" / "tickets.py"

@@ -1,6 +1,6 @@
 /**
  * The slack example environment on the JavaScript SDK: the port of `guests/slack` (Rust), which
- * answers the same as `shared/reference/slack_env.py` on the Python reference SDK: channels and
+ * answers the same as `tests/reference-ports/slack/reference.py` on the Python reference SDK: channels and
  * messages, four tools (one hidden until granted), a stats extension, and an additive,
  * all-or-nothing data plane.
  * @module

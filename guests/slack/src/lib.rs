@@ -1,5 +1,5 @@
-//! The slack example environment, the same as `shared/reference/slack_env.py` on the Python
-//! reference SDK: channels and messages, four tools (one hidden until granted), a stats
+//! The slack example environment, the same as `tests/reference-ports/slack/reference.py` on the
+//! Python reference SDK: channels and messages, four tools (one hidden until granted), a stats
 //! extension, and an additive, all-or-nothing data plane.
 
 mod seed;
