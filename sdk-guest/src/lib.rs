@@ -168,6 +168,7 @@ pub use context::{Arguments, Caller, ToolContext};
 pub use envhost_sdk_macros::{computer_driver, environment};
 pub use error::{Applied, EnvError};
 pub use export::Environment;
+pub use json::dumps::json_dumps;
 pub use part::{DataPart, FilePart, FileSource, JsonObject, Part, TextPart};
 pub use serving::update_tool;
 

@@ -4,6 +4,9 @@
 //! (`scan.rs`). serde_json's own serializer checks one byte at a time and does not let a
 //! formatter replace that check; in a guest it is most of what printing a large data part
 //! costs. The text is byte for byte serde_json's; without SIMD128 serde_json prints it.
+//! [`dumps`] prints as Python's `json.dumps` does instead, with serde_json's serializer.
+
+pub(crate) mod dumps;
 
 #[cfg(any(test, all(target_arch = "wasm32", target_feature = "simd128")))]
 mod copy;
