@@ -93,6 +93,8 @@ def test_calls_hooks_hidden_tools_images_extensions_and_the_data_plane_answer_th
         with McpSession(base, role="alice") as alice:
             said += [alice.call("tickets_open", {"title": "coffee", "priority": 1}),
                      alice.call("tickets_open", {"title": "x", "priority": 9}),
+                     alice.call("tickets_open", {"title": "numeral", "priority": " 4 "}),
+                     alice.call("tickets_open", {"title": "float", "priority": 5.0}),
                      alice.call("tickets_queue"), alice.call("tickets_chart"),
                      alice.call("tickets_escalate", {"ticket": 1})]
             enabled = httpx.post(base + "/tools/enable", json={"role": "alice", "tools": ["tickets_escalate"]})
@@ -170,6 +172,10 @@ def test_notes_exports_through_a_grant_files_tool_updates_and_mount_hooks_answer
                      session.call("notes_find", {"query": "", "limit": 2}),
                      session.call("notes_find", {"query": "", "tag": "work"}),
                      leading_words(session.call("notes_find", {"query": "", "limit": "two"})),
+                     session.call("notes_find", {"query": "", "limit": "1"}),
+                     session.call("notes_find", {"query": "", "limit": 1.0, "tag": "null"}),
+                     session.call("notes_write", {"title": "Json", "body": "b", "tags": "[\"x\", \"y\"]"}),
+                     session.call("notes_read_aloud", {"id": "2"}),
                      session.call("notes_read_aloud", {"id": 1}),
                      session.call("notes_read_aloud", {"id": 99}),
                      session.call("notes_focus", {"topic": "boats"}),

@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod arguments;
 pub mod card;
 pub mod computer;
 pub mod description;
