@@ -464,8 +464,13 @@ export class Environment {
       const args = withDefaults(JSON.parse(argumentsJson), tool.args);
       return toolResult(tool.handler(args, ctx), tool.shape);
     } catch (error) {
+      if (error instanceof AgentEnvError) throw toWitError(error);
       logUnexpected(`tool ${name}`, error);
-      throw toWitError(error, "internal_error", 500);
+      // The reference's MCP server answers an exception as an error result naming the tool,
+      // with the exception's message alone (`str(e)`), its type left out.
+      const message = error instanceof Error ? error.message : String(error);
+      const served = ToolContext.current().tool ?? name;
+      return toolResult(new ToolResult([{ type: "text", text: `Error executing tool ${served}: ${message}` }], { isError: true }));
     }
   }
 
@@ -482,8 +487,10 @@ export class Environment {
       const answer = toJson(method.handler(request, ToolContext.current()));
       return answer === null ? "{}" : JSON.stringify(answer);
     } catch (error) {
+      if (error instanceof AgentEnvError) throw toWitError(error);
       logUnexpected(`extension ${uri} ${op}`, error);
-      throw toWitError(error, "extension_failed", 500);
+      const message = error instanceof Error ? error.message : String(error);
+      throw toWitError(new AgentEnvError("extension_failed", message, { applied: "unknown", status: 500 }));
     }
   }
 }

@@ -77,7 +77,7 @@ test("a tool gets its defaults and context, and answers wrapped structured conte
   });
 });
 
-test("errors become WIT env-errors: coded, unknown tool, unexpected exception", () => {
+test("errors become WIT env-errors (coded, unknown tool), an unexpected exception the reference's error result", () => {
   const env = counter();
   setCall(call("counter_add", { by: -1 }));
   assert.throws(() => env.callTool("{environment_name}_add", '{"by": -1}'), (e) => {
@@ -86,9 +86,9 @@ test("errors become WIT env-errors: coded, unknown tool, unexpected exception", 
   });
   assert.throws(() => env.callTool("nope", "{}"), (e) => e.code === "unknown_tool" && e.message === "Unknown tool: nope");
   records.length = 0;
-  assert.throws(() => env.callTool("{environment_name}_add", '{"by": 13}'), (e) => {
-    assert.deepEqual(e, { code: "internal_error", message: "RangeError: unlucky", retryable: false, applied: "unknown", hint: null, status: 500 });
-    return true;
+  setCall(call("counter_add", { by: 13 }));
+  assert.deepEqual(env.callTool("{environment_name}_add", '{"by": 13}'), {
+    content: [{ tag: "text", val: "Error executing tool counter_add: unlucky" }], structuredContent: null, isError: true, meta: null,
   });
   assert.equal(records[0][0], "error");
   assert.throws(() => env.reset(), (e) => e.code === "not_served" && e.message === "data/reset is not served");
@@ -138,7 +138,7 @@ test("extensions merge by uri, check request types and answer {} for nothing", (
   assert.throws(() => env.callExtension("urn:x:stats/v1", "set", '{"n": 1, "tags": ["a", 2]}'),
     (e) => e.message === "invalid type: integer `2`, expected a string at 'tags[1]'");
   assert.throws(() => env.callExtension("urn:x:ping/v1", "ping", "{}"),
-    (e) => e.code === "extension_failed" && e.status === 500 && e.applied === "unknown");
+    (e) => e.code === "extension_failed" && e.status === 500 && e.applied === "unknown" && e.message === "down");
   assert.throws(() => env.callExtension("urn:x:nope/v1", "get", "{}"), (e) => e.code === "not_found" && e.status === 404);
 });
 
