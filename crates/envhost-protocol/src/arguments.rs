@@ -11,35 +11,187 @@
 //! is, else the first it can become. A value it cannot bring to its type is left as it was, for
 //! the validator to refuse.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Number, Value};
 
-/// Brings `arguments` to the types of `schema` (a tool's input schema in pydantic's form, its
-/// `$defs` included) in place, as described in the module documentation. Arguments the schema
-/// does not name are left alone.
-pub fn coerce(schema: &Map<String, Value>, arguments: &mut Map<String, Value>) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return;
-    };
-    let defs = schema.get("$defs").and_then(Value::as_object);
-    for (name, value) in arguments.iter_mut() {
-        let Some(property) = properties.get(name) else {
-            continue;
+/// A tool's input schema (pydantic's form, its `$defs` included) compiled once into what
+/// [`ArgumentTypes::coerce`] needs: each parameter's type, and whether FastMCP pre-parses it.
+/// Each definition is compiled once, however often (or recursively) it is referred to.
+#[derive(Debug, Default)]
+pub struct ArgumentTypes {
+    parameters: HashMap<String, Parameter>,
+    definitions: Vec<Node>,
+}
+
+#[derive(Debug)]
+struct Parameter {
+    node: Node,
+    /// Not a plain string: JSON text for it is pre-parsed.
+    pre_parse: bool,
+}
+
+/// A schema's type.
+#[derive(Debug)]
+enum Node {
+    Integer,
+    Number,
+    Boolean,
+    String,
+    Null,
+    Array {
+        prefix: Vec<Node>,
+        items: Option<Box<Node>>,
+    },
+    Object {
+        properties: HashMap<String, Node>,
+        additional: Option<Box<Node>>,
+    },
+    AnyOf(Vec<Node>),
+    /// A definition, by its index in [`ArgumentTypes::definitions`].
+    Definition(usize),
+    /// No type constraint (or one this module does not convert to).
+    Any,
+}
+
+/// How many definitions naming only another are followed before a type is taken as none.
+const MAX_ALIASES: usize = 8;
+
+impl ArgumentTypes {
+    /// Compiles `schema`, a tool's input schema. A schema without `properties` compiles to
+    /// types that convert nothing; a `$ref` to anything but one of its `$defs` to no type.
+    pub fn new(schema: &Map<String, Value>) -> Self {
+        let defs = schema.get("$defs").and_then(Value::as_object);
+        let names: HashMap<&str, usize> = defs
+            .map(|d| d.keys().enumerate().map(|(i, k)| (k.as_str(), i)).collect())
+            .unwrap_or_default();
+        let definitions = defs
+            .map(|d| d.values().map(|v| Node::compile(v, &names)).collect())
+            .unwrap_or_default();
+        let parameters = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, property)| {
+                        let node = Node::compile(property, &names);
+                        (name.clone(), node)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let mut types = Self {
+            parameters: HashMap::new(),
+            definitions,
         };
-        pre_parse(resolve(property, defs), value);
-        fit(property, defs, value);
+        for (name, node) in parameters {
+            let pre_parse = !matches!(types.resolve(&node), Node::String);
+            types.parameters.insert(name, Parameter { node, pre_parse });
+        }
+        types
+    }
+
+    /// Brings `arguments` to these types in place, as described in the module documentation.
+    /// Arguments the schema does not name are left alone.
+    pub fn coerce(&self, arguments: &mut Map<String, Value>) {
+        for (name, value) in arguments.iter_mut() {
+            let Some(parameter) = self.parameters.get(name) else {
+                continue;
+            };
+            if parameter.pre_parse {
+                pre_parse(value);
+            }
+            self.fit(&parameter.node, value);
+        }
+    }
+
+    /// `node` with definitions that name only another followed.
+    fn resolve<'a>(&'a self, mut node: &'a Node) -> &'a Node {
+        for _ in 0..MAX_ALIASES {
+            match node {
+                Node::Definition(index) => node = &self.definitions[*index],
+                _ => return node,
+            }
+        }
+        &Node::Any
+    }
+
+    /// Brings `value` to `node`'s type in place where pydantic's lax mode would; true when it
+    /// now has that type (or there is none).
+    fn fit(&self, node: &Node, value: &mut Value) -> bool {
+        match self.resolve(node) {
+            Node::Integer => to_integer(value),
+            Node::Number => to_number(value),
+            Node::Boolean => to_boolean(value),
+            Node::String => value.is_string(),
+            Node::Null => value.is_null(),
+            Node::Any | Node::Definition(_) => true,
+            Node::Array { prefix, items } => {
+                let Value::Array(values) = value else {
+                    return false;
+                };
+                for (index, item) in values.iter_mut().enumerate() {
+                    if let Some(node) = prefix.get(index).or(items.as_deref()) {
+                        self.fit(node, item);
+                    }
+                }
+                true
+            }
+            Node::Object {
+                properties,
+                additional,
+            } => {
+                let Value::Object(object) = value else {
+                    return false;
+                };
+                for (name, property_value) in object.iter_mut() {
+                    if let Some(node) = properties.get(name).or(additional.as_deref()) {
+                        self.fit(node, property_value);
+                    }
+                }
+                true
+            }
+            Node::AnyOf(branches) => {
+                if let Some(exact) = branches.iter().find(|b| self.is(b, value)) {
+                    return self.fit(exact, value);
+                }
+                for branch in branches {
+                    let mut trial = value.clone();
+                    if self.fit(branch, &mut trial) {
+                        *value = trial;
+                        return true;
+                    }
+                }
+                false
+            }
+        }
+    }
+
+    /// Whether `value` is already of `node`'s type, as pydantic's smart union checks a branch
+    /// before trying to convert to any (an integer is a number; a float is not an integer).
+    fn is(&self, node: &Node, value: &Value) -> bool {
+        match self.resolve(node) {
+            Node::Integer => value.is_i64() || value.is_u64(),
+            Node::Number => value.is_number(),
+            Node::Boolean => value.is_boolean(),
+            Node::String => value.is_string(),
+            Node::Null => value.is_null(),
+            Node::Array { .. } => value.is_array(),
+            Node::Object { .. } => value.is_object(),
+            Node::AnyOf(_) => false,
+            Node::Any | Node::Definition(_) => true,
+        }
     }
 }
 
-/// FastMCP's pre-parsing of one top-level argument: JSON text for a parameter that is not a
-/// plain string becomes the value it encodes, unless that is a string or a number (a boolean
+/// FastMCP's pre-parsing of a top-level argument for a parameter that is not a plain string:
+/// JSON text becomes the value it encodes, unless that is a string or a number (a boolean
 /// counts as a number in Python).
-fn pre_parse(property: &Value, value: &mut Value) {
+fn pre_parse(value: &mut Value) {
     let Value::String(text) = value else {
         return;
     };
-    if property.get("type").and_then(Value::as_str) == Some("string") {
-        return;
-    }
     if let Ok(parsed @ (Value::Array(_) | Value::Object(_) | Value::Null)) =
         serde_json::from_str::<Value>(text)
     {
@@ -47,94 +199,50 @@ fn pre_parse(property: &Value, value: &mut Value) {
     }
 }
 
-/// `schema` with a `$ref` into `#/$defs/` followed.
-fn resolve<'a>(schema: &'a Value, defs: Option<&'a Map<String, Value>>) -> &'a Value {
-    let target = schema
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|reference| reference.strip_prefix("#/$defs/"))
-        .and_then(|name| defs?.get(name));
-    target.unwrap_or(schema)
-}
-
-/// Brings `value` to `schema`'s type in place where pydantic's lax mode would; true when it now
-/// has that type (or the schema names none).
-fn fit(schema: &Value, defs: Option<&Map<String, Value>>, value: &mut Value) -> bool {
-    let schema = resolve(schema, defs);
-    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
-        if let Some(exact) = branches
-            .iter()
-            .find(|b| is_of_type(resolve(b, defs), value))
-        {
-            return fit(exact, defs, value);
+impl Node {
+    /// `schema` compiled, a `$ref` to one of `definitions` (by name) kept as a reference.
+    fn compile(schema: &Value, definitions: &HashMap<&str, usize>) -> Self {
+        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+            return reference
+                .strip_prefix("#/$defs/")
+                .and_then(|name| definitions.get(name))
+                .map_or(Self::Any, |index| Self::Definition(*index));
         }
-        for branch in branches {
-            let mut trial = value.clone();
-            if fit(branch, defs, &mut trial) {
-                *value = trial;
-                return true;
-            }
+        let compile = |s: &Value| Self::compile(s, definitions);
+        if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+            return Self::AnyOf(branches.iter().map(compile).collect());
         }
-        return false;
-    }
-    match schema.get("type").and_then(Value::as_str) {
-        Some("integer") => to_integer(value),
-        Some("number") => to_number(value),
-        Some("boolean") => to_boolean(value),
-        Some("string") => value.is_string(),
-        Some("null") => value.is_null(),
-        Some("array") => fit_items(schema, defs, value),
-        Some("object") => fit_properties(schema, defs, value),
-        _ => true,
-    }
-}
-
-/// Whether `value` is already of `schema`'s type, as pydantic's smart union checks a branch
-/// before trying to convert to any (an integer is a number; a float is not an integer).
-fn is_of_type(schema: &Value, value: &Value) -> bool {
-    match schema.get("type").and_then(Value::as_str) {
-        Some("integer") => value.is_i64() || value.is_u64(),
-        Some("number") => value.is_number(),
-        Some("boolean") => value.is_boolean(),
-        Some("string") => value.is_string(),
-        Some("null") => value.is_null(),
-        Some("array") => value.is_array(),
-        Some("object") => value.is_object(),
-        _ => schema.get("anyOf").is_none(),
-    }
-}
-
-fn fit_items(schema: &Value, defs: Option<&Map<String, Value>>, value: &mut Value) -> bool {
-    let Value::Array(items) = value else {
-        return false;
-    };
-    let prefix = schema.get("prefixItems").and_then(Value::as_array);
-    let rest = schema.get("items");
-    for (index, item) in items.iter_mut().enumerate() {
-        match prefix.and_then(|p| p.get(index)).or(rest) {
-            Some(item_schema) if item_schema.is_object() => {
-                fit(item_schema, defs, item);
-            }
-            _ => {}
+        match schema.get("type").and_then(Value::as_str) {
+            Some("integer") => Self::Integer,
+            Some("number") => Self::Number,
+            Some("boolean") => Self::Boolean,
+            Some("string") => Self::String,
+            Some("null") => Self::Null,
+            Some("array") => Self::Array {
+                prefix: schema
+                    .get("prefixItems")
+                    .and_then(Value::as_array)
+                    .map(|items| items.iter().map(compile).collect())
+                    .unwrap_or_default(),
+                items: schema
+                    .get("items")
+                    .filter(|items| items.is_object())
+                    .map(|items| Box::new(compile(items))),
+            },
+            Some("object") => Self::Object {
+                properties: schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|p| p.iter().map(|(k, v)| (k.clone(), compile(v))).collect())
+                    .unwrap_or_default(),
+                additional: schema
+                    .get("additionalProperties")
+                    .filter(|extra| extra.is_object())
+                    .map(|extra| Box::new(compile(extra))),
+            },
+            _ => Self::Any,
         }
     }
-    true
-}
-
-fn fit_properties(schema: &Value, defs: Option<&Map<String, Value>>, value: &mut Value) -> bool {
-    let Value::Object(object) = value else {
-        return false;
-    };
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let additional = schema
-        .get("additionalProperties")
-        .filter(|extra| extra.is_object());
-    for (name, property_value) in object.iter_mut() {
-        if let Some(property) = properties.and_then(|p| p.get(name)).or(additional) {
-            fit(property, defs, property_value);
-        }
-    }
-    true
 }
 
 /// pydantic's lax integer: an integer; a float with no fraction; a boolean; a numeral (Python's
@@ -274,7 +382,7 @@ mod tests {
         let (Value::Object(schema), Value::Object(mut arguments)) = (schema, arguments) else {
             panic!("objects expected");
         };
-        coerce(&schema, &mut arguments);
+        ArgumentTypes::new(&schema).coerce(&mut arguments);
         Value::Object(arguments)
     }
 
@@ -356,6 +464,59 @@ mod tests {
         for kept in [json!(" true"), json!("1.0"), json!(2), json!("00")] {
             assert_eq!(one(boolean.clone(), kept.clone()), kept);
         }
+    }
+
+    #[test]
+    fn a_definition_that_refers_to_itself_compiles_and_converts_to_its_depth() {
+        let schema = json!({
+            "$defs": {"Tree": {"properties": {
+                "size": {"type": "integer"},
+                "children": {"items": {"$ref": "#/$defs/Tree"}, "type": "array"}
+            }, "type": "object"}},
+            "properties": {"tree": {"$ref": "#/$defs/Tree"}},
+            "type": "object"
+        });
+        let arguments = json!({"tree": {"size": "1", "children": [{"size": "2", "children": []}]}});
+        assert_eq!(
+            coerced(schema, arguments),
+            json!({"tree": {"size": 1, "children": [{"size": 2, "children": []}]}})
+        );
+    }
+
+    #[test]
+    fn a_definition_referred_to_twice_at_every_level_compiles_once() {
+        let schema = json!({
+            "$defs": {"Pair": {"properties": {
+                "left": {"$ref": "#/$defs/Pair"}, "right": {"$ref": "#/$defs/Pair"}, "n": {"type": "integer"}
+            }, "type": "object"}},
+            "properties": {"pair": {"$ref": "#/$defs/Pair"}},
+            "type": "object"
+        });
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        let started = std::time::Instant::now();
+        let types = ArgumentTypes::new(&schema);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let mut arguments = json!({"pair": {"n": "1", "left": {"n": "2"}}});
+        let Value::Object(ref mut map) = arguments else {
+            unreachable!()
+        };
+        types.coerce(map);
+        assert_eq!(arguments, json!({"pair": {"n": 1, "left": {"n": 2}}}));
+    }
+
+    #[test]
+    fn a_definition_naming_only_itself_converts_nothing() {
+        let schema = json!({
+            "$defs": {"Loop": {"$ref": "#/$defs/Loop"}},
+            "properties": {"x": {"$ref": "#/$defs/Loop"}, "y": {"$ref": "#/elsewhere"}},
+            "type": "object"
+        });
+        assert_eq!(
+            coerced(schema, json!({"x": "1", "y": "2"})),
+            json!({"x": "1", "y": "2"})
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::Method;
 
+use envhost_protocol::arguments::ArgumentTypes;
 use envhost_protocol::card::card;
 use envhost_protocol::description::{Description, ExtensionMethod, Tool};
 use envhost_protocol::json::to_python_json;
@@ -18,6 +19,9 @@ use envhost_runtime::Environment;
 pub struct ServedTool {
     /// The tool.
     pub tool: Tool,
+    /// The input schema's types, to which a call's arguments are brought before they are
+    /// validated (protocol.md#tool-arguments).
+    pub argument_types: ArgumentTypes,
     /// Validates a call's arguments against the input schema.
     pub validator: jsonschema::Validator,
     /// Validates a result's structured content against the output schema, when the tool has
@@ -91,6 +95,7 @@ impl Catalog {
                 let output_validator = tool.output_schema.as_ref().map(compile).transpose()?;
                 Ok(ServedTool {
                     tool: tool.clone(),
+                    argument_types: ArgumentTypes::new(&tool.input_schema),
                     validator,
                     output_validator,
                     schema_json: serde_json::to_string(&tool.input_schema)

@@ -432,7 +432,7 @@ impl Episode {
             return ToolResult::coded(refusal);
         }
         let mut arguments = arguments;
-        envhost_protocol::arguments::coerce(&tool.tool.input_schema, &mut arguments);
+        tool.argument_types.coerce(&mut arguments);
         let arguments = Value::Object(arguments);
         if let Some(errors) = validation_errors(&tool.validator, &arguments) {
             return ToolResult::text_error(format!("Error executing tool {name}: {errors}"));
