@@ -15,6 +15,8 @@
 #   make wheel       the envhost Python package (python/), an abi3 manylinux wheel in dist/ (maturin)
 #   make deploy-validate  the Kubernetes manifests (deploy/kubernetes) against the Kubernetes schemas
 #   make test-container   the container image (deploy/Dockerfile) built and tried under podman
+#   make fuzz        every fuzz target (fuzz/, cargo-fuzz on nightly) for FUZZ_SECONDS (60) each: the
+#                    committed seeds in fuzz/corpus/NAME, what is found kept in fuzz/target/corpus/NAME
 #   make test-agentenv    agent-env (PyPI agentenv-framework) running the example bundle on envhost
 #                    through the agentenv-envhost plugin (integrations/agentenv), in $(AGENTENV_VENV)
 
@@ -48,7 +50,7 @@ C_FLAGS := --target=wasm32-wasi -mexec-model=reactor -O2 -std=c17 -Wall -Wextra 
 # puts npm's node in target/node when the system's is too old for the JavaScript guest.
 export PATH := $(CURDIR)/target/node/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: wheel serve test lint guests guests-rust guests-py guests-js guests-c test-js host host-all venv \
+.PHONY: fuzz wheel serve test lint guests guests-rust guests-py guests-js guests-c test-js host host-all venv \
 	setup-serve setup-test setup-lint test-agentenv
 
 setup-serve:
@@ -195,3 +197,15 @@ setup-container:
 test-container: setup-container
 	$(MAKE) guests-rust host
 	deploy/test-container.sh
+
+# The fuzz targets (fuzz/fuzz_targets), each run for FUZZ_SECONDS; a crash stops the run and
+# leaves its input in fuzz/artifacts/NAME.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := data_add tool_arguments
+fuzz:
+	tools/setup.sh fuzz
+	for target in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/target/corpus/$$target && \
+		cargo +nightly fuzz run -O $$target fuzz/target/corpus/$$target fuzz/corpus/$$target -- \
+			-max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	done

@@ -13,6 +13,8 @@
 #                          with venvs (the manifests' validation)
 #   tools/setup.sh container  podman, runc, slirp4netns, debootstrap, curl and python3 (the
 #                          container test, deploy/test-container.sh)
+#   tools/setup.sh fuzz    what `serve` needs, Rust nightly (rustup's minimal profile) and
+#                          cargo-fuzz (crates.io) for the fuzz targets in fuzz/
 #
 # Debian packages come from apt-get, through sudo unless run as root; Rust's pieces from rustup,
 # which is installed (its minimal profile) when missing. Nothing is installed twice.
@@ -99,10 +101,17 @@ container() {
     have_packages "${packages[@]}" || apt_install "${packages[@]}"
 }
 
+fuzz() {
+    serve
+    rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+}
+
 case "${1:-}" in
     serve) serve ;;
     test) test_deps ;;
     lint) lint ;;
     container) container ;;
-    *) echo "usage: tools/setup.sh serve|test|lint|container" >&2; exit 2 ;;
+    fuzz) fuzz ;;
+    *) echo "usage: tools/setup.sh serve|test|lint|container|fuzz" >&2; exit 2 ;;
 esac
