@@ -39,16 +39,21 @@ def code_lines(path) -> list[str]:
 TICKETS_PORTS = ["tickets-py", "tickets", "tickets-js"]
 
 
+def serve_beside(pool, environment: str, port_name: str, *flags: str, env: dict[str, str] | None = None):
+    """(the reference serving tests/reference-ports/<environment>/reference.py, envhost serving
+    the port `port_name` with `flags`), the reference's process given `env` too."""
+    port = free_port()
+    reference = pool._launch(
+        f"reference-{environment}", [sys.executable, str(PORTS / environment / "reference.py")],
+        {"ENVIRONMENT_NAME": "", "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port), **(env or {})}, port, CARD_PATH)
+    return reference, pool.envhost(GUEST_RELEASE / f"{port_name}.wasm", *flags, label=port_name)
+
+
 @pytest.fixture(scope="module", params=TICKETS_PORTS)
 def tickets(request, pool):
     """(the reference serving the original tickets, envhost serving one port): a reference of its
     own for each port, since the story changes the reference's state (tool access included)."""
-    port = free_port()
-    env = {"ENVIRONMENT_NAME": "", "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port)}
-    reference = pool._launch("reference-tickets", [sys.executable, str(PORTS / "tickets" / "reference.py")],
-                             env, port, CARD_PATH)
-    ported = pool.envhost(GUEST_RELEASE / f"{request.param}.wasm", label=request.param)
-    return reference, ported
+    return serve_beside(pool, "tickets", request.param)
 
 
 def both(pair, ask):
@@ -125,13 +130,8 @@ NOTES_PORTS = ["notes-py", "notes", "notes-js"]
 def notes(request, pool, authority):
     """(the reference serving the original notes, envhost serving one port, the port's name), both
     trusting the object store's certificate authority; a reference of its own for each port."""
-    port = free_port()
-    env = {"ENVIRONMENT_NAME": "", "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port),
-           "SSL_CERT_FILE": str(authority.ca_file)}
-    reference = pool._launch("reference-notes", [sys.executable, str(PORTS / "notes" / "reference.py")],
-                             env, port, CARD_PATH)
-    ported = pool.envhost(GUEST_RELEASE / f"{request.param}.wasm", "--ca-file", str(authority.ca_file),
-                          label=request.param)
+    reference, ported = serve_beside(pool, "notes", request.param, "--ca-file", str(authority.ca_file),
+                                     env={"SSL_CERT_FILE": str(authority.ca_file)})
     return reference, ported, request.param
 
 
